@@ -1,0 +1,54 @@
+"""One exception hierarchy for everything a user can cause.
+
+Every message names what is involved (node name and op type, domain, opset, input
+name) and says what would be accepted, so a learner knows what to fix.
+"""
+
+from __future__ import annotations
+
+
+class OnnxkitError(Exception):
+    """Base class of every error onnxkit raises on purpose."""
+
+
+class ModelLoadError(OnnxkitError):
+    """The model could not be read: missing, truncated, malformed or unsafe."""
+
+
+class UnsafeModelError(ModelLoadError):
+    """The model asks for something onnxkit refuses (e.g. external data outside its folder)."""
+
+
+class GraphError(OnnxkitError):
+    """The graph is not well formed: cycles, missing producers, duplicate outputs..."""
+
+
+class NotImplementedOpError(OnnxkitError):
+    """No kernel exists for an operator at the version the model asks for."""
+
+
+class AttributeMismatchError(OnnxkitError):
+    """A node's attribute is missing, unknown or of the wrong type."""
+
+
+class InputError(OnnxkitError):
+    """A feed given to Session.run is unknown, missing, or of the wrong type or shape."""
+
+
+class KernelError(OnnxkitError):
+    """A kernel failed while running a node; the message names the node and its inputs."""
+
+
+class LimitExceededError(OnnxkitError):
+    """A configurable safety limit (memory, loop trips, recursion depth) was hit."""
+
+
+class ExecutorUnavailableError(OnnxkitError):
+    """The requested executor cannot run here (e.g. `cuda` without a GPU or simulator)."""
+
+
+def describe_node(node) -> str:
+    """`node 'conv1' (Conv, domain 'ai.onnx')` — the way every message names a node."""
+    name = node.name or "<unnamed>"
+    domain = node.domain or "ai.onnx"
+    return f"node {name!r} ({node.op_type}, domain {domain!r})"

@@ -1,0 +1,1 @@
+"""Fast kernels for the `cpu` (Numba) and `cuda` (Numba CUDA) executors."""

@@ -1,0 +1,1 @@
+"""The runtime core: plan a model once, run it many times."""

@@ -1,0 +1,41 @@
+"""What a scope-aware kernel (``@op(..., context=True)``) receives as ``ctx``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from onnx import NodeProto
+
+from onnxkit.runtime.limits import Limits
+
+if TYPE_CHECKING:
+    from onnxkit.runtime.evaluator import RunState
+    from onnxkit.runtime.plan import GraphPlan
+
+
+@dataclass
+class KernelContext:
+    """The node being run and a way to run its subgraphs in the enclosing scope.
+
+    ``ctx.run(body, [v1, v2])`` binds the body's inputs positionally and returns its
+    outputs as a list; the body sees every value of the enclosing graphs.
+    """
+
+    node: NodeProto
+    opset: int
+    scope: Mapping[str, Any]
+    state: "RunState"
+
+    @property
+    def n_outputs(self) -> int:
+        return len(self.node.output)
+
+    @property
+    def limits(self) -> Limits:
+        return self.state.limits
+
+    def run(self, body: "GraphPlan", inputs: Sequence[Any] = ()) -> list:
+        from onnxkit.runtime.evaluator import run_graph
+
+        return run_graph(body, body.bind(inputs), self.scope, self.state)

@@ -1,0 +1,77 @@
+"""Executors: which registries a plan draws kernels from, and how a kernel is called.
+
+| name        | kernels                                                    |
+|-------------|------------------------------------------------------------|
+| reference   | readable numpy (``onnxkit.ops``)                           |
+| cpu         | Numba kernels for the hot ops (``onnxkit.kernels.cpu``), reference for the rest |
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from onnxkit.errors import ExecutorUnavailableError
+from onnxkit.ops import load_reference_kernels
+from onnxkit.ops.registry import Kernel, Registry
+
+
+class Executor:
+    """Calls kernels on host numpy arrays; subclasses may keep values elsewhere."""
+
+    name = "reference"
+
+    def __init__(self, registries: tuple[Registry, ...]):
+        self.registries = registries
+
+    def invoke(self, kernel: Kernel, args: list, attrs: dict, ctx) -> Any:
+        if ctx is None:
+            return kernel.fn(*args, **attrs)
+        return kernel.fn(*args, ctx=ctx, **attrs)
+
+    def to_executor(self, value):
+        """A feed, moved to where this executor keeps values."""
+        return value
+
+    def to_host(self, value):
+        """An output, moved back to host numpy."""
+        return value
+
+
+class CpuExecutor(Executor):
+    name = "cpu"
+
+
+def _reference() -> Executor:
+    return Executor((load_reference_kernels(),))
+
+
+def _cpu() -> Executor:
+    from onnxkit.kernels.cpu import load_cpu_kernels
+
+    return CpuExecutor((load_cpu_kernels(), load_reference_kernels()))
+
+
+_FACTORIES: dict[str, Callable[[], Executor]] = {"reference": _reference, "cpu": _cpu}
+
+
+def register_executor(name: str, factory: Callable[[], Executor]) -> None:
+    _FACTORIES[name] = factory
+
+
+def get_executor(name: str) -> Executor:
+    if isinstance(name, Executor):
+        return name
+    if name == "cuda" and "cuda" not in _FACTORIES:
+        try:
+            import onnxkit.kernels.cuda  # noqa: F401  (registers the cuda executor)
+        except ImportError as exc:
+            raise ExecutorUnavailableError(f"the 'cuda' executor cannot load: {exc}") from exc
+    if name not in _FACTORIES:
+        raise ExecutorUnavailableError(
+            f"unknown executor {name!r}; available: {', '.join(sorted(_FACTORIES))}"
+        )
+    return _FACTORIES[name]()
+
+
+def executor_names() -> list[str]:
+    return sorted(set(_FACTORIES) | {"cuda"})

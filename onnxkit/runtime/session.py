@@ -1,0 +1,97 @@
+"""``onnxkit.Session``: shaped like ``onnxruntime.InferenceSession`` so habits carry over."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from onnxkit.errors import InputError, OnnxkitError
+from onnxkit.loading import ModelLike, load
+from onnxkit.runtime.evaluator import RunState, run_graph
+from onnxkit.runtime.executors import get_executor
+from onnxkit.runtime.feeds import NodeArg, check_feeds
+from onnxkit.runtime.limits import DEFAULT_LIMITS, Limits, reset_limits, using_limits
+from onnxkit.runtime.plan import compile_model
+from onnxkit.runtime.trace import TraceCallback
+
+
+class Session:
+    """Plan a model once; ``run`` it many times, from any number of threads.
+
+    >>> sess = Session("model.onnx", executor="reference")
+    >>> y, = sess.run(None, {"x": x})
+    """
+
+    def __init__(self, model: ModelLike, executor: str = "reference", level: int = 0, *,
+                 limits: Limits | None = None, trace: TraceCallback | None = None):
+        self.model = load(model)
+        self.limits = limits or DEFAULT_LIMITS
+        self.executor = get_executor(executor)
+        self.level = level
+        self.optimization_report = None
+        if level:
+            from onnxkit.optimizer import optimize
+
+            self.model, self.optimization_report = optimize(self.model, level)
+        self.trace = trace
+        token = using_limits(self.limits)
+        try:
+            self.plan = compile_model(self.model, self.executor, self.limits)
+        finally:
+            reset_limits(token)
+        graph = self.model.graph
+        initialized = {t.name for t in graph.initializer}
+        self._declared = list(graph.input)
+        self._optional = {vi.name for vi in graph.input if vi.name in initialized}
+        self._inputs = [NodeArg.from_value_info(vi) for vi in graph.input if vi.name not in initialized]
+        self._outputs = [NodeArg.from_value_info(vi) for vi in graph.output]
+
+    def get_inputs(self) -> list[NodeArg]:
+        return list(self._inputs)
+
+    def get_outputs(self) -> list[NodeArg]:
+        return list(self._outputs)
+
+    def run(self, output_names: Sequence[str] | None, input_feed: Mapping[str, Any],
+            run_options: Any = None, *, trace: TraceCallback | None = None) -> list:
+        """Outputs in the order of ``output_names`` (all, in graph order, when None)."""
+        names = self._requested(output_names)
+        feeds = check_feeds(self._declared, self._optional, input_feed)
+        feeds = {k: self.executor.to_executor(v) for k, v in feeds.items()}
+        state = RunState(self.executor, self.limits, trace or self.trace)
+        token = using_limits(self.limits)
+        try:
+            with np.errstate(all="ignore"):
+                outputs = run_graph(self.plan, feeds, None, state)
+        finally:
+            reset_limits(token)
+        by_name = dict(zip(self.plan.output_names, outputs))
+        return [self.executor.to_host(by_name[n]) for n in names]
+
+    def _requested(self, output_names) -> list[str]:
+        all_names = list(self.plan.output_names)
+        if output_names is None:
+            return all_names
+        if isinstance(output_names, str):
+            raise InputError("output_names must be a list of names (or None), not a string")
+        unknown = [n for n in output_names if n not in all_names]
+        if unknown:
+            raise InputError(
+                f"unknown output name(s) {', '.join(map(repr, unknown))}; the model's outputs are: "
+                f"{', '.join(map(repr, all_names))}"
+            )
+        return list(output_names)
+
+    def __repr__(self) -> str:
+        return (f"<onnxkit.Session executor={self.executor.name!r} level={self.level} "
+                f"inputs={[i.name for i in self._inputs]} outputs={[o.name for o in self._outputs]}>")
+
+
+def run(model: ModelLike, feeds: Mapping[str, Any], output_names: Sequence[str] | None = None,
+        executor: str = "reference", **kwargs) -> list:
+    """One-shot: ``onnxkit.run(model, {"x": x})`` -> list of outputs."""
+    return Session(model, executor=executor, **kwargs).run(output_names, feeds)
+
+
+__all__ = ["Session", "run", "OnnxkitError"]

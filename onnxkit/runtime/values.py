@@ -1,0 +1,94 @@
+"""ONNX types and the Python values that carry them.
+
+| ONNX            | onnxkit value                     |
+|-----------------|-----------------------------------|
+| tensor(T)       | ``numpy.ndarray`` (strings: dtype object, small floats: ml_dtypes) |
+| sequence(T)     | ``list`` of values                |
+| map(K, V)       | ``dict``                          |
+| optional(T)     | the value, or ``None`` when empty |
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto, TypeProto
+from onnx.helper import tensor_dtype_to_np_dtype
+
+
+def np_dtype(elem_type: int) -> np.dtype:
+    """The numpy dtype that holds an ONNX tensor element type."""
+    if elem_type == TensorProto.STRING:
+        return np.dtype(object)
+    return np.dtype(tensor_dtype_to_np_dtype(elem_type))
+
+
+def elem_type_name(elem_type: int) -> str:
+    return TensorProto.DataType.Name(elem_type).lower()
+
+
+def type_string(tp: TypeProto) -> str:
+    """onnxruntime's spelling: ``tensor(float)``, ``seq(tensor(int64))``, ``map(string,tensor(float))``."""
+    kind = tp.WhichOneof("value")
+    if kind == "tensor_type":
+        return f"tensor({_elem_name(tp.tensor_type.elem_type)})"
+    if kind == "sparse_tensor_type":
+        return f"sparse_tensor({_elem_name(tp.sparse_tensor_type.elem_type)})"
+    if kind == "sequence_type":
+        return f"seq({type_string(tp.sequence_type.elem_type)})"
+    if kind == "map_type":
+        return f"map({_elem_name(tp.map_type.key_type)},{type_string(tp.map_type.value_type)})"
+    if kind == "optional_type":
+        return f"optional({type_string(tp.optional_type.elem_type)})"
+    return "unknown"
+
+
+def _elem_name(elem_type: int) -> str:
+    name = elem_type_name(elem_type)
+    return {"float": "float", "double": "double", "undefined": "undefined"}.get(name, name)
+
+
+def shape_of(tp: TypeProto) -> list | None:
+    """Declared shape: ints for fixed dims, strings for symbolic ones, None when unknown."""
+    if tp.WhichOneof("value") != "tensor_type" or not tp.tensor_type.HasField("shape"):
+        return None
+    dims = []
+    for d in tp.tensor_type.shape.dim:
+        if d.HasField("dim_value"):
+            dims.append(d.dim_value)
+        elif d.HasField("dim_param"):
+            dims.append(d.dim_param)
+        else:
+            dims.append(None)
+    return dims
+
+
+def describe_value(value) -> str:
+    """A short description for error messages: ``float32[2, 3]``, ``sequence of 4``..."""
+    if isinstance(value, np.ndarray):
+        return f"{value.dtype}{list(value.shape)}"
+    if isinstance(value, list):
+        return f"sequence of {len(value)}"
+    if isinstance(value, dict):
+        return f"map of {len(value)}"
+    if value is None:
+        return "None"
+    return type(value).__name__
+
+
+def tensor_to_array(tensor: TensorProto, base_dir: str | None = None) -> np.ndarray:
+    """A TensorProto as a numpy array (small float types come back as ml_dtypes)."""
+    return onnx.numpy_helper.to_array(tensor, base_dir or "")
+
+
+def sparse_to_dense(sparse: onnx.SparseTensorProto) -> np.ndarray:
+    """SparseTensorProto -> dense array (values scattered at their linear or ND indices)."""
+    values = tensor_to_array(sparse.values)
+    indices = tensor_to_array(sparse.indices).astype(np.int64)
+    shape = tuple(sparse.dims)
+    dense = np.zeros(shape, dtype=values.dtype)
+    if indices.ndim == 1:
+        dense.reshape(-1)[indices] = values
+    else:
+        dense[tuple(indices.T)] = values
+    return dense
