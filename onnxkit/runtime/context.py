@@ -26,6 +26,7 @@ class KernelContext:
     opset: int
     scope: Mapping[str, Any]
     state: "RunState"
+    graph: "GraphPlan | None" = None  # the plan holding this node (e.g. for Gradient)
 
     @property
     def n_outputs(self) -> int:

@@ -44,7 +44,7 @@ def run_graph(plan: GraphPlan, feeds: Mapping[str, Any], outer: Mapping[str, Any
     for step in plan.steps:
         args = [_fetch(scope, name, step, plan) if name else None for name in step.inputs]
         start = time.perf_counter()
-        results = _invoke(step, args, scope, state)
+        results = _invoke(step, args, scope, state, plan)
         elapsed = time.perf_counter() - start
         for name, value in zip(step.outputs, results):
             if name:
@@ -57,9 +57,9 @@ def run_graph(plan: GraphPlan, feeds: Mapping[str, Any], outer: Mapping[str, Any
     return [_fetch(scope, name, None, plan) for name in plan.output_names]
 
 
-def _invoke(step: Step, args: list, scope, state: RunState) -> tuple:
+def _invoke(step: Step, args: list, scope, state: RunState, plan: GraphPlan) -> tuple:
     kernel = step.kernel
-    ctx = KernelContext(step.node, step.opset, scope, state) if kernel.context else None
+    ctx = KernelContext(step.node, step.opset, scope, state, plan) if kernel.context else None
     try:
         result = state.executor.invoke(kernel, args, step.attrs, ctx)
     except OnnxkitError:

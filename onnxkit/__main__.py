@@ -1,0 +1,5 @@
+import sys
+
+from onnxkit.cli import main
+
+sys.exit(main())
