@@ -1,0 +1,46 @@
+# onnxkit — two commands do all set-up on a fresh machine:
+#   make lab    create .venv, install everything, open the course in JupyterLab
+#   make test   create .venv, install everything, run every test (unit, spec, exercises, notebooks)
+# Headless: `make demo` runs a bundled model (SqueezeNet) from the command line.
+
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-onnxkit
+JOBS   ?= 2
+export ONNX_HOME := $(CURDIR)/.cache/onnx
+export NUMBA_CACHE_DIR := $(CURDIR)/.cache/numba
+export MPLBACKEND := Agg
+export PYDEVD_DISABLE_FILE_VALIDATION := 1
+
+.PHONY: venv lab demo test test-unit test-spec test-notebooks warm clean
+
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e ".[test,course,torch]"
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+lab: venv
+	$(VENV)/bin/jupyter lab notebooks/
+
+demo: venv
+	$(VENV)/bin/onnxkit info --example squeezenet
+	$(VENV)/bin/onnxkit run --example squeezenet
+
+test: venv
+	$(PY) -m pytest -n $(JOBS) -p no:cacheprovider -q tests spec_tests exercises
+	$(PY) -m pytest -p no:cacheprovider -q --nbval notebooks --nbval-sanitize-with notebooks/sanitize.cfg
+
+test-unit: venv
+	$(PY) -m pytest -n $(JOBS) -q tests exercises
+
+test-spec: venv
+	$(PY) -m pytest -n $(JOBS) -q spec_tests
+
+test-notebooks: venv
+	$(PY) -m pytest -q --nbval notebooks --nbval-sanitize-with notebooks/sanitize.cfg
+
+clean:
+	rm -rf $(VENV) .cache

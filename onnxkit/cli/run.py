@@ -1,0 +1,73 @@
+"""``onnxkit run model.onnx --input x=x.npy``: run a model, save or summarize its outputs."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+from onnxkit.cli.info import add_arguments as add_model_arguments, model_argument
+from onnxkit.errors import InputError
+from onnxkit.inputs import random_feeds
+from onnxkit.runtime.executors import executor_names
+from onnxkit.runtime.session import Session
+
+
+def add_arguments(parser) -> None:
+    add_model_arguments(parser)
+    parser.add_argument("--input", "-i", action="append", default=[], metavar="NAME=FILE.npy",
+                        help="an input from a .npy file (repeatable); others are random")
+    parser.add_argument("--dim", action="append", default=[], metavar="SYMBOL=N",
+                        help="value of a symbolic dimension for random inputs (default 1)")
+    parser.add_argument("--executor", "-e", default="reference", choices=executor_names())
+    parser.add_argument("--level", "-O", type=int, default=0, help="optimization level 0-3")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    parser.add_argument("--output-dir", "-o", help="save each output as NAME.npy here")
+
+
+def _pairs(items: list[str], what: str) -> dict[str, str]:
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise InputError(f"{what} {item!r} must look like NAME=VALUE")
+        out[name] = value
+    return out
+
+
+def summarize(name: str, value) -> str:
+    if isinstance(value, np.ndarray):
+        head = f"{name}: {value.dtype}{list(value.shape)}"
+        if value.size and value.dtype.kind in "biuf":
+            v = value.astype(np.float64)
+            return f"{head}  min {v.min():.6g}  max {v.max():.6g}  mean {v.mean():.6g}"
+        return f"{head}  {np.array2string(value.reshape(-1)[:5])}"
+    if isinstance(value, list):
+        return f"{name}: sequence of {len(value)}"
+    return f"{name}: {value!r}"
+
+
+def main(args) -> int:
+    path = model_argument(args)
+    start = time.perf_counter()
+    sess = Session(path, executor=args.executor, level=args.level)
+    planned = time.perf_counter() - start
+    dims = {k: int(v) for k, v in _pairs(args.dim, "--dim").items()}
+    feeds = random_feeds(sess.model, args.seed, dims)
+    for name, file in _pairs(args.input, "--input").items():
+        feeds[name] = np.load(file, allow_pickle=False)
+    start = time.perf_counter()
+    outputs = sess.run(None, feeds)
+    ran = time.perf_counter() - start
+    print(f"model {os.path.basename(path)}  executor {args.executor}  level {args.level}  "
+          f"session {planned * 1e3:.1f} ms  run {ran * 1e3:.1f} ms")
+    for name, value in feeds.items():
+        print("in  " + summarize(name, value))
+    names = [o.name for o in sess.get_outputs()]
+    for name, value in zip(names, outputs):
+        print("out " + summarize(name, value))
+        if args.output_dir:
+            os.makedirs(args.output_dir, exist_ok=True)
+            np.save(os.path.join(args.output_dir, f"{name.replace('/', '_')}.npy"), value)
+    return 0
