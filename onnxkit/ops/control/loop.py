@@ -1,52 +1,54 @@
 """Loop: repeat ``body`` while the trip count lasts and the condition holds.
 
-    state = v_initial; k = 0
-    while (M is None or k < M) and (cond is None or cond):
-        cond, *state, *scan = body(k, cond, *state)
-        collect scan outputs; k += 1
-    return *state, *stack(scan outputs)
+    state = v_initial; k = 0; keep_going = cond if given else True
+    while (M is None or k < M) and keep_going:
+        keep_going, *state, *scan = body(k, keep_going, *state)
+        append each scan value to its list; k += 1
+    return *state, *stack(each scan list along a new axis 0)
 
+Loop-carried values may be tensors, sequences or optionals (opset 13+); scan outputs
+must be tensors. A loop that never runs returns ``v_initial`` and empty scan outputs
+shaped ``(0, ...)`` from the body's declared output types. At most
+``ctx.limits.max_loop_iterations`` iterations run.
 https://onnx.ai/onnx/operators/onnx__Loop.html
 """
 
 import numpy as np
 
-from onnxkit.errors import LimitExceededError, describe_node
+from onnxkit.errors import GraphError, LimitExceededError, describe_node
+from onnxkit.ops.control._body import check_tensor_scan_output, empty_stack
 from onnxkit.ops.registry import op
 
 
 @op("Loop", 1, 11, 13, 16, 19, 21, 23, 24, 25, context=True)
 def loop(M, cond, *v_initial, body, ctx):
     n_state = len(v_initial)
+    n_scan = len(body.output_names) - 1 - n_state
+    if n_scan < 0 or len(body.input_names) != 2 + n_state:
+        raise GraphError(
+            f"{describe_node(ctx.node)}: with {n_state} loop-carried value(s) the body must "
+            f"take {2 + n_state} inputs (iteration, cond, state...) and return at least "
+            f"{1 + n_state}; it takes {len(body.input_names)} and returns {len(body.output_names)}"
+        )
     trip_limit = None if M is None else int(M.reshape(-1)[0])
     keep_going = True if cond is None else bool(cond.reshape(-1)[0])
-    state = list(v_initial)
-    scans: list[list] = []
-    k = 0
     cap = ctx.limits.max_loop_iterations
+    state = list(v_initial)
+    scans: list[list] = [[] for _ in range(n_scan)]
+    k = 0
     while keep_going and (trip_limit is None or k < trip_limit):
         if k >= cap:
             raise LimitExceededError(
                 f"{describe_node(ctx.node)}: ran {k} iterations, over the limit "
                 f"max_loop_iterations={cap}"
             )
-        cond_in = np.array(keep_going)
-        outs = ctx.run(body, [np.array(k, dtype=np.int64), cond_in, *state])
+        outs = ctx.run(body, [np.array(k, dtype=np.int64), np.array(keep_going), *state])
         keep_going = bool(np.asarray(outs[0]).reshape(-1)[0])
         state = list(outs[1:1 + n_state])
         for i, value in enumerate(outs[1 + n_state:]):
-            if len(scans) <= i:
-                scans.append([])
+            check_tensor_scan_output(ctx.node, value, i)
             scans[i].append(value)
         k += 1
-    n_scan = len(body.output_names) - 1 - n_state
-    stacked = [_stack(scans[i] if i < len(scans) else [], body, 1 + n_state + i) for i in range(n_scan)]
+    stacked = [np.stack(values) if values else empty_stack(ctx.node, 1 + n_state + i)
+               for i, values in enumerate(scans)]
     return tuple(state + stacked)
-
-
-def _stack(values: list, body, index: int):
-    if values:
-        if isinstance(values[0], list):  # sequence scan output (opset 13+)
-            return values
-        return np.stack(values)
-    return np.empty((0,), dtype=np.float32)

@@ -1,0 +1,62 @@
+"""Helpers shared by the control-flow kernels (not an operator module).
+
+Loop and Scan stack what their body emits each iteration; when the body never runs,
+the empty result takes its dtype and rank from the body's declared output types.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from onnx import GraphProto, NodeProto
+
+from onnxkit.errors import GraphError, LimitExceededError, describe_node
+from onnxkit.runtime.values import np_dtype
+
+
+def body_graph(node: NodeProto, name: str = "body") -> GraphProto | None:
+    """The GraphProto of the node's subgraph attribute ``name`` (None when referenced)."""
+    for attr in node.attribute:
+        if attr.name == name and attr.HasField("g"):
+            return attr.g
+    return None
+
+
+def empty_stack(node: NodeProto, output_index: int, new_axis: int = 0,
+                name: str = "body") -> np.ndarray:
+    """An empty stacked scan output: shape ``(0, *declared element dims)``.
+
+    Unknown or symbolic element dims become 0 (the result is empty either way); a body
+    output without a declared tensor type gives a float32 ``(0,)``.
+    """
+    graph = body_graph(node, name)
+    if graph is None or output_index >= len(graph.output):
+        return np.empty((0,), dtype=np.float32)
+    tp = graph.output[output_index].type
+    if tp.WhichOneof("value") != "tensor_type":
+        return np.empty((0,), dtype=np.float32)
+    tt = tp.tensor_type
+    dtype = np_dtype(tt.elem_type) if tt.elem_type else np.dtype(np.float32)
+    if not tt.HasField("shape"):
+        return np.empty((0,), dtype=dtype)
+    dims = [d.dim_value if d.HasField("dim_value") else 0 for d in tt.shape.dim]
+    axis = new_axis if new_axis >= 0 else new_axis + len(dims) + 1
+    dims.insert(axis, 0)
+    return np.empty(tuple(dims), dtype=dtype)
+
+
+def check_tensor_scan_output(node: NodeProto, value, index: int) -> None:
+    """Scan outputs are stacked, so they must be tensors (the spec: "Scan outputs must be Tensors")."""
+    if not isinstance(value, np.ndarray):
+        kind = "an empty optional" if value is None else type(value).__name__
+        raise GraphError(
+            f"{describe_node(node)}: scan output {index} of the body is {kind}; scan outputs "
+            f"must be tensors (carry sequences and optionals as loop state instead)"
+        )
+
+
+def check_trips(node: NodeProto, trips: int, cap: int) -> None:
+    if trips > cap:
+        raise LimitExceededError(
+            f"{describe_node(node)}: would run {trips} iterations, over the limit "
+            f"max_loop_iterations={cap}"
+        )

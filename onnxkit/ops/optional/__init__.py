@@ -1,0 +1,1 @@
+"""Reference kernels: optional operators (an empty optional is ``None``)."""

@@ -1,0 +1,1 @@
+"""Reference kernels: sequence operators (a sequence is a Python list of tensors)."""
