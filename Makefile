@@ -30,11 +30,11 @@ demo: venv
 	$(VENV)/bin/onnxkit run --example squeezenet
 
 test: venv
-	$(PY) -m pytest -n $(JOBS) -p no:cacheprovider -q tests spec_tests exercises
+	$(PY) -m pytest -n $(JOBS) -p no:cacheprovider -q tests spec_tests
 	$(PY) -m pytest -p no:cacheprovider -q --nbval notebooks --nbval-sanitize-with notebooks/sanitize.cfg
 
 test-unit: venv
-	$(PY) -m pytest -n $(JOBS) -q tests exercises
+	$(PY) -m pytest -n $(JOBS) -q tests
 
 test-spec: venv
 	$(PY) -m pytest -n $(JOBS) -q spec_tests

@@ -1,0 +1,1 @@
+"""Export helpers for PyTorch (optional: needs ``pip install onnxkit[torch]``)."""

@@ -1,0 +1,67 @@
+"""PyTorch exports of real model families, run by onnxkit, compared with onnxruntime."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+ort = pytest.importorskip("onnxruntime")
+
+import onnxkit  # noqa: E402
+from onnxkit.export.torch_export import export_module  # noqa: E402
+from tests import torch_zoo  # noqa: E402
+
+pytestmark = pytest.mark.torch
+RTOL, ATOL = 1e-3, 1e-5
+
+
+def _compare(model, feeds):
+    expected = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    actual = onnxkit.Session(model).run(None, feeds)
+    assert len(actual) == len(expected)
+    for got, want in zip(actual, expected):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+    return actual
+
+
+def _seeded(module):
+    torch.manual_seed(0)
+    module = module()
+    for m in module.modules():  # give BatchNorm non-trivial statistics
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.5, 0.5)
+            m.running_var.uniform_(0.5, 1.5)
+    return module.eval()
+
+
+def test_resnet_style_cnn():
+    model = export_module(_seeded(torch_zoo.TinyResNet), (torch.randn(2, 3, 32, 32),),
+                          input_names=["image"])
+    x = np.random.default_rng(0).standard_normal((2, 3, 32, 32)).astype(np.float32)
+    _compare(model, {"image": x})
+
+
+def test_transformer_encoder():
+    model = export_module(_seeded(torch_zoo.TinyEncoder), (torch.randint(0, 50, (2, 12)),),
+                          input_names=["tokens"])
+    tokens = np.random.default_rng(1).integers(0, 50, (2, 12)).astype(np.int64)
+    _compare(model, {"tokens": tokens})
+
+
+def test_lstm_and_gru():
+    model = export_module(_seeded(torch_zoo.TinyLSTM), (torch.randn(3, 7, 8),), input_names=["seq"])
+    x = np.random.default_rng(2).standard_normal((3, 7, 8)).astype(np.float32)
+    _compare(model, {"seq": x})
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_scripted_data_dependent_control_flow(sign):
+    model = export_module(torch_zoo.DataDependent(), (torch.randn(4), torch.tensor(3)),
+                          mode="script", input_names=["x", "steps"])
+    assert {"Loop", "If"} <= {n.op_type for n in model.graph.node} | {
+        n.op_type for node in model.graph.node for a in node.attribute for n in a.g.node}
+    x = (sign * np.abs(np.random.default_rng(3).standard_normal(4))).astype(np.float32)
+    out, = _compare(model, {"x": x, "steps": np.array(3, np.int64)})
+    # and against the module itself
+    want = torch_zoo.DataDependent()(torch.from_numpy(x), torch.tensor(3)).numpy()
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
