@@ -1,0 +1,64 @@
+"""The onnxkit command: info, run, conformance."""
+
+import json
+
+import numpy as np
+import onnx
+import pytest
+
+import onnxkit
+from onnxkit.cli import main
+
+MODEL = """
+<ir_version: 8, opset_import: ["" : 18], producer_name: "hand">
+demo (float[N, 3] x) => (float[N, 3] y, float[N, 3] z) {
+  y = Relu(x)
+  z = Add(y, x)
+}
+"""
+
+
+@pytest.fixture
+def model_path(tmp_path):
+    path = tmp_path / "demo.onnx"
+    onnx.save(onnxkit.load(MODEL), str(path))
+    return str(path)
+
+
+def test_info_lists_versions_io_and_operators(model_path, capsys):
+    assert main(["info", model_path]) == 0
+    out = capsys.readouterr().out
+    assert "IR version   8" in out and "ai.onnx:18" in out and "producer     hand" in out
+    assert "x: tensor(float) [N, 3]" in out and "z: tensor(float) [N, 3]" in out
+    assert "Relu  1" in out and "Add   1" in out
+
+
+def test_run_with_given_input_saves_outputs(model_path, tmp_path, capsys):
+    x = np.array([[-1, 2, -3]], np.float32)
+    np.save(tmp_path / "x.npy", x)
+    out_dir = tmp_path / "out"
+    assert main(["run", model_path, "--input", f"x={tmp_path / 'x.npy'}", "-o", str(out_dir)]) == 0
+    np.testing.assert_array_equal(np.load(out_dir / "y.npy"), [[0, 2, 0]])
+    np.testing.assert_array_equal(np.load(out_dir / "z.npy"), [[-1, 4, -3]])
+    assert "out y: float32[1, 3]" in capsys.readouterr().out
+
+
+def test_run_random_inputs_use_dim_values(model_path, capsys):
+    assert main(["run", model_path, "--dim", "N=4"]) == 0
+    assert "in  x: float32[4, 3]" in capsys.readouterr().out
+
+
+def test_run_bad_input_is_a_clear_error(model_path, tmp_path, capsys):
+    np.save(tmp_path / "x.npy", np.zeros((1, 3), np.int64))
+    assert main(["run", model_path, "--input", f"x={tmp_path / 'x.npy'}"]) == 1
+    assert "expects tensor(float)" in capsys.readouterr().err
+
+
+def test_conformance_writes_report(tmp_path, capsys):
+    out = tmp_path / "report"
+    assert main(["conformance", "--backend", "reference", "-k", "^test_relu$", "-j", "1",
+                 "--out", str(out)]) == 0
+    data = json.loads((out / "conformance-reference.json").read_text())
+    assert data["counts"]["pass"] == 1 and data["operators"]["Relu"]["pass"] == 1
+    assert (out / "conformance-reference.png").stat().st_size > 1000
+    assert "1 / 1 passed" in (out / "conformance-reference.md").read_text()
