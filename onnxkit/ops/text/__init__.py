@@ -1,0 +1,1 @@
+"""Reference kernels: string operators (string tensors are numpy arrays of dtype object)."""
