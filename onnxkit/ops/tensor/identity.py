@@ -5,5 +5,5 @@ from onnxkit.ops.registry import op
 
 
 @op("Identity", 1, 13, 14, 16, 19, 21, 23, 24, 25)
-def identity(input):
-    return input
+def identity(value):
+    return value

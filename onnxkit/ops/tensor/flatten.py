@@ -1,0 +1,18 @@
+"""Flatten: to 2-D, (d_0 * ... * d_{axis-1}, d_axis * ... * d_n); axis in [-r, r].
+https://onnx.ai/onnx/operators/onnx__Flatten.html"""
+
+import numpy as np
+
+from onnxkit.ops.registry import op
+
+
+@op("Flatten", 1, 9, 11, 13, 21, 23, 24, 25)
+def flatten(data, *, axis=1):
+    rank = data.ndim
+    if not -rank <= axis <= rank:
+        raise ValueError(f"axis {axis} is out of range for rank {rank} (accepted: [{-rank}, {rank}])")
+    if axis < 0:
+        axis += rank
+    outer = int(np.prod(data.shape[:axis], dtype=np.int64))
+    inner = int(np.prod(data.shape[axis:], dtype=np.int64))
+    return data.reshape(outer, inner)
