@@ -1,0 +1,1 @@
+"""Reference kernels: image operators."""
