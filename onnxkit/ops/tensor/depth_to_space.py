@@ -1,7 +1,8 @@
 """DepthToSpace / SpaceToDepth: move blocks between channels and space (NCHW, block b).
 
-    DepthToSpace DCR: view x as [N, b, b, C/b², H, W] -> [N, C/b², H, b, W, b] -> [N, C/b², H*b, W*b]
-    DepthToSpace CRD: view x as [N, C/b², b, b, H, W] -> [N, C/b², H, b, W, b] -> same
+    DepthToSpace DCR: view x as [N, b, b, C/b², H, W], permute to [N, C/b², H, b, W, b],
+                      reshape to [N, C/b², H*b, W*b]
+    DepthToSpace CRD: the same from the view [N, C/b², b, b, H, W]
     SpaceToDepth is the inverse (DCR: block-row, block-column, channel; CRD from v28).
 DepthToSpace-1 and SpaceToDepth-1/13 know only DCR.
 

@@ -10,7 +10,8 @@ from onnxkit.ops.registry import op
 def flatten(data, *, axis=1):
     rank = data.ndim
     if not -rank <= axis <= rank:
-        raise ValueError(f"axis {axis} is out of range for rank {rank} (accepted: [{-rank}, {rank}])")
+        raise ValueError(f"axis {axis} is out of range for rank {rank} "
+                         f"(accepted: [{-rank}, {rank}])")
     if axis < 0:
         axis += rank
     outer = int(np.prod(data.shape[:axis], dtype=np.int64))

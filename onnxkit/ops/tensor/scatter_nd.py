@@ -29,7 +29,8 @@ def scatter_nd_impl(data, indices, updates, reduction: str, allowed: tuple) -> n
         if tuples.size and (tuples[:, j].min() < -dim or tuples[:, j].max() >= dim):
             raise IndexError(f"an index on axis {j} is out of range for size {dim}")
     index = tuple(tuples[:, j] for j in range(k))
-    flat_updates = updates.reshape((tuples.shape[0],) + data.shape[k:]).astype(data.dtype, copy=False)
+    flat_updates = updates.reshape((tuples.shape[0],) + data.shape[k:])
+    flat_updates = flat_updates.astype(data.dtype, copy=False)
     return scatter_into(data.copy(), index, flat_updates, reduction, allowed)
 
 

@@ -60,4 +60,7 @@ def split(data, split=None, *, axis=0, num_outputs=None, ctx):
     dim = data.shape[normalize_axis(axis, data.ndim)]
     chunk = -(-dim // num_outputs)
     sizes = [chunk] * (num_outputs - 1) + [dim - chunk * (num_outputs - 1)]
+    if sizes[-1] < 0:
+        raise ValueError(f"cannot split dimension {dim} into {num_outputs} parts of "
+                         f"ceil({dim}/{num_outputs}) = {chunk}")
     return split_into(data, axis, sizes, ctx.n_outputs)

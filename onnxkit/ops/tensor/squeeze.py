@@ -20,7 +20,8 @@ def squeeze_axes(data: np.ndarray, axes) -> np.ndarray:
     wanted = normalize_axes(axes, data.ndim)
     for a in wanted:
         if data.shape[a] != 1:
-            raise ValueError(f"cannot squeeze axis {a} of shape {list(data.shape)}: its size is not 1")
+            raise ValueError(f"cannot squeeze axis {a} of shape {list(data.shape)}: "
+                             f"its size is not 1")
     return data.reshape([d for i, d in enumerate(data.shape) if i not in wanted])
 
 
