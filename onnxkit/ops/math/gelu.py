@@ -1,0 +1,24 @@
+"""Gelu: y = 0.5 * x * (1 + erf(x / sqrt(2)))   (approximate="none")
+      or y = 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))   ("tanh").
+
+https://onnx.ai/onnx/operators/onnx__Gelu.html
+"""
+
+import math
+
+import numpy as np
+
+from onnxkit.ops.math._common import erf, precise
+from onnxkit.ops.registry import op
+
+
+@op("Gelu", 20)
+def gelu(X, *, approximate="none"):
+    x = precise(X)
+    if approximate == "none":
+        inner = erf(x / np.sqrt(x.dtype.type(2)))
+    elif approximate == "tanh":
+        inner = np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))
+    else:
+        raise ValueError(f"attribute approximate must be 'none' or 'tanh', got {approximate!r}")
+    return (0.5 * x * (1 + inner)).astype(X.dtype, copy=False)
