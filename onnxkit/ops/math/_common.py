@@ -31,9 +31,14 @@ def precise(x: np.ndarray) -> np.ndarray:
     return x.astype(np.float32) if x.dtype == np.float16 else working(x)
 
 
+def as_dtype(y, dtype: np.dtype) -> np.ndarray:
+    """``y`` as an array of ``dtype`` (numpy returns scalars for 0-d results)."""
+    return np.asarray(y).astype(dtype, copy=False)
+
+
 def unary_float(fn: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:
     """``fn(x)`` computed in working precision, returned in ``x``'s dtype."""
-    return np.asarray(fn(working(x))).astype(x.dtype, copy=False)
+    return as_dtype(fn(working(x)), x.dtype)
 
 
 def legacy_broadcast(A: np.ndarray, B: np.ndarray, broadcast: int, axis: int | None) -> np.ndarray:

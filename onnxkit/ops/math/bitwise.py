@@ -9,27 +9,28 @@ https://onnx.ai/onnx/operators/onnx__BitShift.html  https://onnx.ai/onnx/operato
 
 import numpy as np
 
+from onnxkit.ops.math._common import as_dtype
 from onnxkit.ops.registry import op
 
 
 @op("BitwiseAnd", 18)
 def bitwise_and(A, B):
-    return np.bitwise_and(A, B).astype(A.dtype, copy=False)
+    return as_dtype(np.bitwise_and(A, B), A.dtype)
 
 
 @op("BitwiseOr", 18)
 def bitwise_or(A, B):
-    return np.bitwise_or(A, B).astype(A.dtype, copy=False)
+    return as_dtype(np.bitwise_or(A, B), A.dtype)
 
 
 @op("BitwiseXor", 18)
 def bitwise_xor(A, B):
-    return np.bitwise_xor(A, B).astype(A.dtype, copy=False)
+    return as_dtype(np.bitwise_xor(A, B), A.dtype)
 
 
 @op("BitwiseNot", 18)
 def bitwise_not(X):
-    return np.bitwise_not(X)
+    return as_dtype(np.bitwise_not(X), X.dtype)
 
 
 @op("BitShift", 11, 28)
@@ -43,4 +44,4 @@ def bit_shift(X, Y, *, direction):
         shifted, fill = np.left_shift(X, amount), np.zeros((), X.dtype)
     else:
         shifted, fill = np.right_shift(X, amount), np.where(X < 0, -1, 0).astype(X.dtype)
-    return np.where(in_range, shifted, fill).astype(X.dtype, copy=False)
+    return as_dtype(np.where(in_range, shifted, fill), X.dtype)

@@ -7,7 +7,7 @@ https://onnx.ai/onnx/operators/onnx__Clip.html
 
 import numpy as np
 
-from onnxkit.ops.math._common import working
+from onnxkit.ops.math._common import as_dtype, working
 from onnxkit.ops.registry import op
 
 _FLT_MAX = float(np.finfo(np.float32).max)
@@ -20,7 +20,7 @@ def _clip(X, low, high):
             y = np.maximum(y, np.asarray(low).astype(y.dtype).reshape(()))
         if high is not None:
             y = np.minimum(y, np.asarray(high).astype(y.dtype).reshape(()))
-    return np.asarray(y).astype(X.dtype, copy=False)
+    return as_dtype(y, X.dtype)
 
 
 @op("Clip", 11, 12, 13)

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from onnxkit.ops.math._common import erf, precise
+from onnxkit.ops.math._common import as_dtype, erf, precise
 from onnxkit.ops.registry import op
 
 
@@ -21,4 +21,4 @@ def gelu(X, *, approximate="none"):
         inner = np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))
     else:
         raise ValueError(f"attribute approximate must be 'none' or 'tanh', got {approximate!r}")
-    return (0.5 * x * (1 + inner)).astype(X.dtype, copy=False)
+    return as_dtype(0.5 * x * (1 + inner), X.dtype)

@@ -12,10 +12,10 @@ from onnxkit.ops.registry import op
 
 @op("IsNaN", 9, 13, 20)
 def isnan(X):
-    return np.isnan(working(X))
+    return np.asarray(np.isnan(working(X)))
 
 
 @op("IsInf", 10, 20)
 def isinf(X, *, detect_negative=1, detect_positive=1):
     x = working(X)
-    return (np.isposinf(x) & bool(detect_positive)) | (np.isneginf(x) & bool(detect_negative))
+    return np.asarray((np.isposinf(x) & bool(detect_positive)) | (np.isneginf(x) & bool(detect_negative)))

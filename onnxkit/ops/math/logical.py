@@ -12,22 +12,22 @@ from onnxkit.ops.registry import op
 
 @op("And", 7)
 def and_(A, B):
-    return np.logical_and(A, B)
+    return np.asarray(np.logical_and(A, B))
 
 
 @op("Or", 7)
 def or_(A, B):
-    return np.logical_or(A, B)
+    return np.asarray(np.logical_or(A, B))
 
 
 @op("Xor", 7)
 def xor(A, B):
-    return np.logical_xor(A, B)
+    return np.asarray(np.logical_xor(A, B))
 
 
 @op("Not", 1)
 def not_(X):
-    return np.logical_not(X)
+    return np.asarray(np.logical_not(X))
 
 
 @op("And", 1)

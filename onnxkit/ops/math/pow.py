@@ -7,7 +7,7 @@ https://onnx.ai/onnx/operators/onnx__Pow.html
 
 import numpy as np
 
-from onnxkit.ops.math._common import legacy_broadcast, working
+from onnxkit.ops.math._common import as_dtype, legacy_broadcast, working
 from onnxkit.ops.registry import op
 
 
@@ -17,7 +17,7 @@ def pow_(X, Y):
     if np.issubdtype(base.dtype, np.integer) and np.issubdtype(exponent.dtype, np.integer) \
             and np.any(exponent < 0):
         base = base.astype(np.float64)  # numpy refuses negative integer powers of integers
-    return np.asarray(np.power(base, exponent)).astype(X.dtype)
+    return as_dtype(np.power(base, exponent), X.dtype)
 
 
 @op("Pow", 1)

@@ -10,20 +10,20 @@ https://onnx.ai/onnx/operators/onnx__PRelu.html  https://onnx.ai/onnx/operators/
 
 import numpy as np
 
-from onnxkit.ops.math._common import precise
+from onnxkit.ops.math._common import as_dtype, working
 from onnxkit.ops.registry import op
 
 
 @op("Relu", 1, 6, 13, 14)
 def relu(X, *, consumed_inputs=None):
-    x = precise(X)
-    return np.maximum(x, x.dtype.type(0)).astype(X.dtype, copy=False)
+    x = working(X)
+    return as_dtype(np.maximum(x, x.dtype.type(0)), X.dtype)
 
 
 @op("LeakyRelu", 1, 6, 16)
 def leaky_relu(X, *, alpha=0.01, consumed_inputs=None):
-    x = precise(X)
-    return np.where(x >= 0, x, x * alpha).astype(X.dtype, copy=False)
+    x = working(X)
+    return as_dtype(np.where(x >= 0, x, x * alpha), X.dtype)
 
 
 @op("PRelu", 7, 9, 16)
@@ -31,8 +31,8 @@ def prelu(X, slope):
     """Opset 7 on: slope broadcasts onto X the numpy way (unidirectionally)."""
     if np.broadcast_shapes(X.shape, slope.shape) != X.shape:
         raise ValueError(f"slope {list(slope.shape)} does not broadcast to X {list(X.shape)}")
-    x = precise(X)
-    return np.where(x >= 0, x, x * precise(slope)).astype(X.dtype, copy=False)
+    x = working(X)
+    return as_dtype(np.where(x >= 0, x, x * working(slope)), X.dtype)
 
 
 @op("PRelu", 1, 6)
@@ -47,5 +47,5 @@ def prelu_legacy(X, slope, *, consumed_inputs=None):
 
 @op("ThresholdedRelu", 10, 22)
 def thresholded_relu(X, *, alpha=1.0):
-    x = precise(X)
-    return np.where(x > alpha, x, 0).astype(X.dtype, copy=False)
+    x = working(X)
+    return as_dtype(np.where(x > alpha, x, 0), X.dtype)

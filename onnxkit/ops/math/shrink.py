@@ -5,7 +5,7 @@ https://onnx.ai/onnx/operators/onnx__Shrink.html
 
 import numpy as np
 
-from onnxkit.ops.math._common import precise
+from onnxkit.ops.math._common import as_dtype, precise
 from onnxkit.ops.registry import op
 
 
@@ -13,4 +13,4 @@ from onnxkit.ops.registry import op
 def shrink(input_, *, bias=0.0, lambd=0.5):
     x = precise(input_)
     y = np.where(x < -lambd, x + bias, np.where(x > lambd, x - bias, 0))
-    return np.asarray(y).astype(input_.dtype, copy=False)
+    return as_dtype(y, input_.dtype)

@@ -9,7 +9,7 @@ https://onnx.ai/onnx/operators/onnx__Mish.html
 
 import numpy as np
 
-from onnxkit.ops.math._common import precise
+from onnxkit.ops.math._common import as_dtype, precise
 from onnxkit.ops.registry import op
 
 
@@ -19,16 +19,16 @@ def _softplus(x: np.ndarray) -> np.ndarray:
 
 @op("Softplus", 1, 22)
 def softplus(X):
-    return _softplus(precise(X)).astype(X.dtype, copy=False)
+    return as_dtype(_softplus(precise(X)), X.dtype)
 
 
 @op("Softsign", 1, 22)
 def softsign(X):
     x = precise(X)
-    return (x / (1 + np.abs(x))).astype(X.dtype, copy=False)
+    return as_dtype(x / (1 + np.abs(x)), X.dtype)
 
 
 @op("Mish", 18, 22)
 def mish(X):
     x = precise(X)
-    return (x * np.tanh(_softplus(x))).astype(X.dtype, copy=False)
+    return as_dtype(x * np.tanh(_softplus(x)), X.dtype)

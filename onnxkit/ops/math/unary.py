@@ -52,6 +52,6 @@ def log(X, *, consumed_inputs=None):
 
 @op("Erf", 9, 13)
 def erf(X):
-    if np.issubdtype(X.dtype, np.integer):
-        return _erf(X.astype(np.float64)).astype(X.dtype)
+    if np.issubdtype(X.dtype, np.integer):  # as onnx's reference: float32, then truncate
+        return _erf(X.astype(np.float32)).astype(X.dtype)
     return unary_float(_erf, X)

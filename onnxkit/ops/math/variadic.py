@@ -9,7 +9,7 @@ https://onnx.ai/onnx/operators/onnx__Max.html  https://onnx.ai/onnx/operators/on
 
 import numpy as np
 
-from onnxkit.ops.math._common import working
+from onnxkit.ops.math._common import as_dtype, working
 from onnxkit.ops.registry import op
 
 
@@ -24,20 +24,20 @@ def _fold(fn, inputs):
 
 @op("Sum", 1, 6, 8, 13)
 def sum_(*data, consumed_inputs=None):
-    return np.asarray(_fold(np.add, data)).astype(data[0].dtype, copy=False)
+    return as_dtype(_fold(np.add, data), data[0].dtype)
 
 
 @op("Mean", 1, 6, 8, 13)
 def mean(*data, consumed_inputs=None):
     total = _fold(np.add, data)
-    return np.asarray(total / len(data)).astype(data[0].dtype, copy=False)
+    return as_dtype(total / len(data), data[0].dtype)
 
 
 @op("Max", 1, 6, 8, 12, 13)
 def max_(*data, consumed_inputs=None):
-    return np.asarray(_fold(np.maximum, data)).astype(data[0].dtype, copy=False)
+    return as_dtype(_fold(np.maximum, data), data[0].dtype)
 
 
 @op("Min", 1, 6, 8, 12, 13)
 def min_(*data, consumed_inputs=None):
-    return np.asarray(_fold(np.minimum, data)).astype(data[0].dtype, copy=False)
+    return as_dtype(_fold(np.minimum, data), data[0].dtype)

@@ -5,9 +5,10 @@ https://onnx.ai/onnx/operators/onnx__Where.html
 
 import numpy as np
 
+from onnxkit.ops.math._common import as_dtype
 from onnxkit.ops.registry import op
 
 
 @op("Where", 9, 16)
 def where(condition, X, Y):
-    return np.asarray(np.where(condition, X, Y)).astype(X.dtype, copy=False)
+    return as_dtype(np.where(condition, X, Y), X.dtype)
