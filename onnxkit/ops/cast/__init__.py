@@ -1,0 +1,1 @@
+"""Reference kernels: Cast, CastLike and BitCast (value conversion and bit reinterpretation)."""
