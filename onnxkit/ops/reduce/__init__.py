@@ -1,0 +1,1 @@
+"""Reference kernels: reductions (Reduce*), arg-extrema (ArgMax, ArgMin) and scans (CumSum, CumProd)."""
