@@ -1,0 +1,1 @@
+"""Reference kernels: Softmax, LogSoftmax and Hardmax."""
