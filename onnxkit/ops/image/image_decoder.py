@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from onnxkit.errors import AttributeMismatchError, describe_node
+from onnxkit.errors import AttributeMismatchError, LimitExceededError, describe_node
 from onnxkit.ops.registry import op
 from onnxkit.runtime.limits import check_allocation
 
@@ -30,13 +30,14 @@ def image_decoder(encoded_stream, *, pixel_format="RGB", ctx):
         )
     channels = _CHANNELS[pixel_format]
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
+        with warnings.catch_warnings():  # size is bounded by max_tensor_bytes instead
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
             image = Image.open(io.BytesIO(encoded_stream.tobytes()))
             check_allocation((image.height, image.width, channels), np.uint8, "decoded image")
             decoded = np.asarray(image.convert("L" if channels == 1 else "RGB"), dtype=np.uint8)
-    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError,
-            Image.DecompressionBombWarning):
+    except Image.DecompressionBombError as exc:
+        raise LimitExceededError(f"{describe_node(ctx.node)}: {exc}") from None
+    except (OSError, ValueError, SyntaxError):  # not an image Pillow can decode
         return np.zeros((0, 0, channels), dtype=np.uint8)
     if channels == 1:
         return decoded[:, :, None].copy()

@@ -8,16 +8,16 @@ https://onnx.ai/onnx/operators/onnx__Multinomial.html
 
 import numpy as np
 
-from onnxkit.errors import InputError
+from onnxkit.errors import InputError, describe_node
 from onnxkit.ops.random._rng import generator, output_dtype
 from onnxkit.ops.registry import op
 
 
-@op("Multinomial", 7, 22)
-def multinomial(input_logits, *, dtype=6, sample_size=1, seed=None):
+@op("Multinomial", 7, 22, context=True)
+def multinomial(input_logits, *, dtype=6, sample_size=1, seed=None, ctx):
     if input_logits.ndim != 2:
         raise InputError(
-            f"Multinomial: input must be [batch_size, class_size], got {list(input_logits.shape)}")
+            f"{describe_node(ctx.node)}: input must be [batch_size, class_size], got {list(input_logits.shape)}")
     logits = input_logits.astype(np.float64)
     p = np.exp(logits - logits.max(axis=1, keepdims=True))
     p /= p.sum(axis=1, keepdims=True)

@@ -12,25 +12,30 @@ https://onnx.ai/onnx/operators/onnx__DFT.html
 
 import numpy as np
 
-from onnxkit.errors import InputError
+from onnxkit.errors import InputError, describe_node
 from onnxkit.ops.registry import op
 from onnxkit.ops.signal._complex import from_complex, to_complex
 
 
-@op("DFT", 20)
-def dft(input_signal, dft_length=None, axis=None, *, inverse=0, onesided=0):
-    return _dft(input_signal, dft_length, -2 if axis is None else int(axis), inverse, onesided)
+@op("DFT", 20, context=True)
+def dft(input_signal, dft_length=None, axis=None, *, inverse=0, onesided=0, ctx):
+    axis = -2 if axis is None else int(axis.reshape(-1)[0])
+    return _dft(input_signal, dft_length, axis, inverse, onesided, ctx.node)
 
 
-@op("DFT", 17)
-def dft_17(input_signal, dft_length=None, *, axis=1, inverse=0, onesided=0):
-    return _dft(input_signal, dft_length, axis, inverse, onesided)
+@op("DFT", 17, context=True)
+def dft_17(input_signal, dft_length=None, *, axis=1, inverse=0, onesided=0, ctx):
+    return _dft(input_signal, dft_length, axis, inverse, onesided, ctx.node)
 
 
-def _dft(x: np.ndarray, dft_length, axis: int, inverse: int, onesided: int) -> np.ndarray:
+def _dft(x: np.ndarray, dft_length, axis: int, inverse: int, onesided: int, node) -> np.ndarray:
     rank = x.ndim
+    if rank < 2 or x.shape[-1] not in (1, 2):
+        raise InputError(f"{describe_node(node)}: input must be [..., 1] (real) or [..., 2] "
+                         f"(complex), got shape {list(x.shape)}")
     if not (-rank <= axis <= -2 or 0 <= axis <= rank - 2):
-        raise InputError(f"DFT: axis {axis} is outside [{-rank}, -2] and [0, {rank - 2}]")
+        raise InputError(f"{describe_node(node)}: axis {axis} is outside [{-rank}, -2] and "
+                         f"[0, {rank - 2}]")
     axis = axis + rank if axis < 0 else axis
     signal = to_complex(x)
     length = signal.shape[axis]

@@ -10,17 +10,18 @@ Output: [batch, frames, bins, 2].  https://onnx.ai/onnx/operators/onnx__STFT.htm
 
 import numpy as np
 
-from onnxkit.errors import InputError
+from onnxkit.errors import InputError, describe_node
 from onnxkit.ops.registry import op
 from onnxkit.ops.signal._complex import from_complex, to_complex
 
 
-@op("STFT", 17)
-def stft(signal, frame_step, window=None, frame_length=None, *, onesided=1):
+@op("STFT", 17, context=True)
+def stft(signal, frame_step, window=None, frame_length=None, *, onesided=1, ctx):
+    where = describe_node(ctx.node)
     if signal.ndim != 3 or signal.shape[-1] not in (1, 2):
-        raise InputError(f"STFT: signal must be [batch, length, 1 | 2], got {list(signal.shape)}")
+        raise InputError(f"{where}: signal must be [batch, length, 1 | 2], got {list(signal.shape)}")
     if onesided and signal.shape[-1] == 2:
-        raise InputError("STFT: onesided=1 needs a real signal ([batch, length, 1])")
+        raise InputError(f"{where}: onesided=1 needs a real signal ([batch, length, 1])")
     length = signal.shape[1]
     if frame_length is not None:
         size = int(frame_length.reshape(-1)[0])
@@ -29,10 +30,10 @@ def stft(signal, frame_step, window=None, frame_length=None, *, onesided=1):
     if window is None:
         window = np.ones(size)
     if window.shape != (size,):
-        raise InputError(f"STFT: window has shape {list(window.shape)}, frame_length is {size}")
+        raise InputError(f"{where}: window has shape {list(window.shape)}, frame_length is {size}")
     step = int(frame_step.reshape(-1)[0])
     if step <= 0 or not 0 < size <= length:
-        raise InputError(f"STFT: need frame_step > 0 and 0 < frame_length <= {length}, "
+        raise InputError(f"{where}: need frame_step > 0 and 0 < frame_length <= {length}, "
                          f"got frame_step={step}, frame_length={size}")
     n_frames = (length - size) // step + 1
     starts = np.arange(n_frames) * step

@@ -27,11 +27,12 @@ def string_normalizer(X, *, case_change_action="NONE", is_case_sensitive=0, loca
         raise InputError(
             f"{describe_node(ctx.node)}: X must have shape [C] or [1, C], got {list(X.shape)}"
         )
+    stopwords = [] if stopwords is None else stopwords
     if is_case_sensitive:
-        stop = set(stopwords or ())
+        stop = set(stopwords)
         kept = [w for w in X.reshape(-1) if w not in stop]
     else:
-        stop = {w.lower() for w in stopwords or ()}
+        stop = {w.lower() for w in stopwords}
         kept = [w for w in X.reshape(-1) if w.lower() not in stop]
     change = _CASE[case_change_action]
     out = np.array([change(w) for w in kept] or [""], dtype=object)

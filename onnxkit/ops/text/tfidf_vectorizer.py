@@ -6,9 +6,11 @@
                   (1-grams only once, with s = 0), start i:
         gram = (row[i], row[i + s + 1], ..., row[i + (n - 1)(s + 1)])
         if gram is in the pool: count[ngram_indexes[k]] += 1
-    TF: Y = count; IDF: Y = weights (or 1) where count > 0; TFIDF: Y = weights * count
+    TF: Y = count; IDF: Y = weight (or 1) where count > 0; TFIDF: Y = weight * count,
+    where the k-th n-gram's weight weights[k] applies at Y[ngram_indexes[k]]
 
-(weights are indexed by output position, as onnxruntime does). Y is float32,
+(as the spec and onnxruntime have it; onnx's Python reference indexes weights by output
+position instead). Y is float32,
 [max(ngram_indexes) + 1] for X [C], [N, max(ngram_indexes) + 1] for X [N, C].
 https://onnx.ai/onnx/operators/onnx__TfIdfVectorizer.html
 """
@@ -42,7 +44,9 @@ def tfidf_vectorizer(X, *, mode, min_gram_length, max_gram_length, max_skip_coun
             k = pool.get(gram)
             if k is not None:
                 counts[r, ngram_indexes[k]] += 1
-    w = np.ones(width, dtype=np.float32) if not weights else np.asarray(weights, np.float32)
+    w = np.ones(width, dtype=np.float32)
+    if weights is not None and len(weights) > 0:
+        w[np.asarray(ngram_indexes)] = np.asarray(weights, dtype=np.float32)
     if mode == "IDF":
         counts = np.where(counts > 0, w, 0).astype(np.float32)
     elif mode == "TFIDF":
