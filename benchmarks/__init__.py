@@ -1,0 +1,1 @@
+"""Benchmarks: the models they run (``python -m benchmarks.models``) and the tables they print."""

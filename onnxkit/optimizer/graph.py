@@ -1,0 +1,454 @@
+"""The optimizer's working copy of a model: a node list plus the indexes rewrites need.
+
+    Graph.from_model(model)      copy nodes, name unnamed ones, read types (shape inference)
+      .producer(v) .consumers(v) who writes / reads value v (subgraph reads count as reads)
+      .constant(v)               v's array when v is a constant (initializer or Constant)
+      .shape(v) .dtype(v)        static facts from shape inference, None when unknown
+      .apply(edits)              remove / insert nodes and rename values in one sweep
+    Graph.to_model()             a new ModelProto (the input model is never modified)
+
+Initializers that are also graph inputs can be overridden by a feed from IR version 4
+on, so they are not constants; before IR 4 every initializer had to be listed as an input
+and is a constant (as onnxruntime reads them). Such models are written back as IR 4.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx
+from onnx import GraphProto, ModelProto, NodeProto, TensorProto, TypeProto, helper, numpy_helper
+
+from onnxkit.ops.registry import normalize_domain
+
+#: initializers with more elements than this are left out of the shape-inference skeleton
+_SKELETON_MAX = 4096
+
+
+@dataclass
+class Edit:
+    """One rewrite: drop ``remove`` (by identity), put ``insert`` where the last of them was."""
+
+    remove: list[NodeProto]
+    insert: list[NodeProto] = field(default_factory=list)
+    renames: dict[str, str] = field(default_factory=dict)  # every read of key reads value
+    anchor: NodeProto | None = None  # insert here (default: the last removed node)
+
+
+class Graph:
+    """A mutable view of a model's main graph (nested graphs are kept as they are)."""
+
+    def __init__(self, model: ModelProto):
+        self.model = model  # header fields (opsets, functions, metadata) come from here
+        g = model.graph
+        self.name = g.name
+        self.nodes: list[NodeProto] = [_copy_node(n) for n in g.node]
+        self.initializers: dict[str, TensorProto] = {t.name: t for t in g.initializer}
+        self.inputs = list(g.input)
+        self.outputs = list(g.output)
+        self.value_info = {vi.name: vi for vi in g.value_info}
+        self.ir_version = model.ir_version
+        self.notes: list[str] = []
+        self.metadata: dict[str, str] = {}  # written to metadata_props (the level-3 plans)
+        if self.ir_version < 4:
+            listed = {i.name for i in self.inputs}
+            self.inputs = [i for i in self.inputs if i.name not in self.initializers]
+            self.ir_version = 4
+            if listed & set(self.initializers):
+                self.notes.append("IR version 3 -> 4: initializers are no longer listed as graph "
+                                  "inputs, so they read as the constants they were")
+        self.opsets = {normalize_domain(o.domain): o.version for o in model.opset_import}
+        self._arrays: dict[str, np.ndarray] = {}
+        self._extra_names: set[str] = set()  # value names handed out, maybe not used yet
+        self._index = None
+        self.types: dict[str, TypeProto] = {}
+        self._name_nodes()
+        self.infer_types()
+
+    # --- names -----------------------------------------------------------------------
+
+    def _name_nodes(self) -> None:
+        seen: set[str] = set()
+        for i, node in enumerate(self.nodes):
+            if not node.name or node.name in seen:
+                base = node.name or f"{node.op_type}_{i}"
+                node.name = self._unique(base, seen)
+            seen.add(node.name)
+        self._node_names = seen
+
+    def _unique(self, base: str, taken: set[str]) -> str:
+        name, k = base, 1
+        while name in taken:
+            name, k = f"{base}_{k}", k + 1
+        return name
+
+    def node_name(self, base: str) -> str:
+        """A node name no node has yet."""
+        name = self._unique(base, self._node_names)
+        self._node_names.add(name)
+        return name
+
+    def value_name(self, base: str) -> str:
+        """A value name no value, input or initializer has yet."""
+        values = self._idx()["values"]
+        name, k = base, 1
+        while name in values or name in self._extra_names or name in self.initializers:
+            name, k = f"{base}_{k}", k + 1
+        self._extra_names.add(name)
+        return name
+
+    # --- indexes ---------------------------------------------------------------------
+
+    def _idx(self) -> dict:
+        if self._index is None:
+            producer, consumers, values = {}, {}, set(self.initializers)
+            values.update(i.name for i in self.inputs)
+            for node in self.nodes:
+                for o in node.output:
+                    if o:
+                        producer[o] = node
+                        values.add(o)
+                for name in node_reads(node):
+                    consumers.setdefault(name, []).append(node)
+                    values.add(name)
+            self._index = {"producer": producer, "consumers": consumers, "values": values,
+                           "position": {id(n): i for i, n in enumerate(self.nodes)},
+                           "inputs": frozenset(i.name for i in self.inputs),
+                           "outputs": frozenset(o.name for o in self.outputs)}
+        return self._index
+
+    def invalidate(self) -> None:
+        self._index = None
+
+    def producer(self, value: str) -> NodeProto | None:
+        return self._idx()["producer"].get(value)
+
+    def consumers(self, value: str) -> list[NodeProto]:
+        return self._idx()["consumers"].get(value, [])
+
+    def position(self, node: NodeProto) -> int:
+        return self._idx()["position"][id(node)]
+
+    @property
+    def output_names(self) -> frozenset[str]:
+        return self._idx()["outputs"]
+
+    @property
+    def input_names(self) -> frozenset[str]:
+        return self._idx()["inputs"]
+
+    def is_used(self, value: str) -> bool:
+        return bool(self.consumers(value)) or value in self.output_names
+
+    # --- constants -------------------------------------------------------------------
+
+    def is_constant(self, value: str) -> bool:
+        if value in self.initializers:
+            return value not in self.input_names
+        node = self.producer(value)
+        return node is not None and node.op_type == "Constant" and normalize_domain(node.domain) == ""
+
+    def constant(self, value: str) -> np.ndarray | None:
+        """The value's array if it is a constant, else None."""
+        if not value or not self.is_constant(value):
+            return None
+        if value not in self._arrays:
+            if value in self.initializers:
+                self._arrays[value] = numpy_helper.to_array(self.initializers[value])
+            else:
+                self._arrays[value] = constant_node_value(self.producer(value))
+        return self._arrays[value]
+
+    def add_initializer(self, base: str, array: np.ndarray) -> str:
+        name = self.value_name(base)
+        self.set_initializer(name, array)
+        return name
+
+    def set_initializer(self, name: str, array: np.ndarray) -> None:
+        array = np.asarray(array)
+        self.initializers[name] = numpy_helper.from_array(array, name)
+        self._arrays[name] = array
+        self.types[name] = helper.make_tensor_type_proto(
+            helper.np_dtype_to_tensor_dtype(array.dtype), list(array.shape))
+        self._extra_names.add(name)  # no node changed: the indexes stay valid
+
+    def drop_initializer(self, name: str) -> None:
+        self.initializers.pop(name, None)
+        self._arrays.pop(name, None)
+
+    # --- types -----------------------------------------------------------------------
+
+    def infer_types(self) -> None:
+        """Run onnx shape inference on a skeleton (big initializers become typed inputs)."""
+        known = dict(self.types)
+        for vi in list(self.inputs) + list(self.outputs) + list(self.value_info.values()):
+            known.setdefault(vi.name, vi.type)
+        for name, t in self.initializers.items():
+            known[name] = helper.make_tensor_type_proto(t.data_type, list(t.dims))
+        try:
+            inferred = onnx.shape_inference.infer_shapes(self._skeleton(), data_prop=True)
+            for vi in list(inferred.graph.value_info) + list(inferred.graph.output):
+                if vi.type.WhichOneof("value") is not None:
+                    known[vi.name] = vi.type
+        except Exception:  # noqa: BLE001 - inference is a help, never a requirement
+            pass
+        self.types = known
+
+    def _skeleton(self) -> ModelProto:
+        g = GraphProto(name=self.name or "g")
+        g.node.extend(self.nodes)
+        g.input.extend(self.inputs)
+        g.output.extend(self.outputs)
+        for name, t in self.initializers.items():
+            size = int(np.prod(t.dims)) if t.dims else 1
+            if size <= _SKELETON_MAX and not t.external_data:
+                g.initializer.append(t)
+            elif name not in self.input_names:
+                g.input.append(helper.make_value_info(name, self.types.get(name) or
+                               helper.make_tensor_type_proto(t.data_type, list(t.dims))))
+        m = helper.make_model(g, opset_imports=list(self.model.opset_import),
+                              ir_version=max(self.ir_version, 4))
+        m.functions.extend(self.model.functions)
+        return m
+
+    def shape(self, value: str) -> tuple | None:
+        """Static shape (ints; strings for symbolic dims), None when unknown."""
+        arr = self.constant(value) if value in self.initializers else None
+        if arr is not None:
+            return tuple(arr.shape)
+        tp = self.types.get(value)
+        if tp is None or tp.WhichOneof("value") != "tensor_type" or not tp.tensor_type.HasField("shape"):
+            return None
+        dims = []
+        for d in tp.tensor_type.shape.dim:
+            dims.append(d.dim_value if d.HasField("dim_value") else (d.dim_param or "?"))
+        return tuple(dims)
+
+    def static_shape(self, value: str) -> tuple[int, ...] | None:
+        s = self.shape(value)
+        if s is None or not all(isinstance(d, int) for d in s):
+            return None
+        return s
+
+    def rank(self, value: str) -> int | None:
+        s = self.shape(value)
+        return None if s is None else len(s)
+
+    def dtype(self, value: str) -> int | None:
+        """The ONNX element type (TensorProto.FLOAT, ...), None when unknown."""
+        if value in self.initializers:
+            return self.initializers[value].data_type
+        tp = self.types.get(value)
+        if tp is None or tp.WhichOneof("value") != "tensor_type" or not tp.tensor_type.elem_type:
+            return None
+        return tp.tensor_type.elem_type
+
+    def copy_type(self, src: str, dst: str) -> None:
+        if src in self.types:
+            self.types[dst] = self.types[src]
+
+    # --- edits -----------------------------------------------------------------------
+
+    def apply(self, edits: list[Edit]) -> None:
+        """Apply non-overlapping edits in one sweep over the node list."""
+        if not edits:
+            return
+        removed = {id(n) for e in edits for n in e.remove}
+        at: dict[int, list[NodeProto]] = {}
+        for e in edits:
+            anchor = e.anchor if e.anchor is not None else max(e.remove, key=self.position)
+            at.setdefault(id(anchor), []).extend(e.insert)
+        renames: dict[str, str] = {}
+        for e in edits:
+            renames.update(e.renames)
+        nodes = []
+        for node in self.nodes:
+            nodes.extend(at.get(id(node), ()))
+            if id(node) not in removed:
+                nodes.append(node)
+        self.nodes = nodes
+        for node in nodes:
+            self._node_names.add(node.name)
+        if renames:
+            self._rename(renames)
+        self.invalidate()
+
+    def apply_renames(self, renames: dict[str, str]) -> None:
+        """Every read of a key reads its value instead."""
+        if renames:
+            self._rename(renames)
+            self.invalidate()
+
+    def _rename(self, renames: dict[str, str]) -> None:
+        """Every read of ``old`` reads ``new``; a graph output keeps its name (the producer
+        of ``new`` is renamed to it instead)."""
+        def resolve(name: str) -> str:
+            seen = set()
+            while name in renames and name not in seen:
+                seen.add(name)
+                name = renames[name]
+            return name
+
+        flat = {old: resolve(old) for old in renames}
+        outputs = self.output_names
+        # an output replaced by an internal value: that value takes the output's name
+        back = {new: old for old, new in flat.items() if old in outputs and new not in outputs
+                and new not in self.initializers and new not in self.input_names}
+        flat = {old: new for old, new in flat.items() if old not in back.values()}
+        for node in self.nodes:
+            rename_reads(node, flat)
+            rename_reads(node, back)
+            for i, o in enumerate(node.output):
+                if o in back:
+                    node.output[i] = back[o]
+        for new, old in back.items():
+            self.copy_type(new, old)
+
+    def to_model(self) -> ModelProto:
+        m = ModelProto()
+        for fname in ("ir_version", "producer_name", "producer_version", "domain",
+                      "model_version", "doc_string"):
+            setattr(m, fname, getattr(self.model, fname))
+        m.ir_version = self.ir_version
+        m.opset_import.extend(self.model.opset_import)
+        for domain, version in sorted(self.opsets.items()):
+            if domain not in {normalize_domain(o.domain) for o in m.opset_import}:
+                m.opset_import.append(helper.make_opsetid(domain, version))
+        m.metadata_props.extend(p for p in self.model.metadata_props if p.key not in self.metadata)
+        for key, value in self.metadata.items():
+            m.metadata_props.add(key=key, value=value)
+        m.functions.extend(self.model.functions)
+        g = m.graph
+        g.name = self.name
+        g.doc_string = self.model.graph.doc_string
+        g.node.extend(self.nodes)
+        used = {n for node in self.nodes for n in node_reads(node)} | self.output_names
+        g.initializer.extend(t for name, t in self.initializers.items()
+                             if name in used or name in self.input_names)
+        g.input.extend(self.inputs)
+        g.output.extend(self.outputs)
+        alive = {o for node in self.nodes for o in node.output}
+        g.value_info.extend(vi for name, vi in self.value_info.items()
+                            if name in alive and name not in self.output_names)
+        g.sparse_initializer.extend(self.model.graph.sparse_initializer)
+        return m
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+
+# --- helpers on nodes ------------------------------------------------------------------
+
+def _copy_node(node: NodeProto) -> NodeProto:
+    out = NodeProto()
+    out.CopyFrom(node)
+    return out
+
+
+def subgraphs(node: NodeProto) -> list[GraphProto]:
+    out = []
+    for a in node.attribute:
+        if a.type == onnx.AttributeProto.GRAPH:
+            out.append(a.g)
+        elif a.type == onnx.AttributeProto.GRAPHS:
+            out.extend(a.graphs)
+    return out
+
+
+def _graph_outer_reads(g: GraphProto) -> set[str]:
+    """Names a subgraph reads that it does not define itself."""
+    defined = {i.name for i in g.input} | {t.name for t in g.initializer}
+    reads: set[str] = set()
+    for node in g.node:
+        reads.update(node_reads(node))
+        defined.update(node.output)
+    reads.update(o.name for o in g.output)
+    return reads - defined
+
+
+_GRAPH_TYPES = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+
+
+def node_reads(node: NodeProto) -> list[str]:
+    """The values a node reads: its inputs and what its subgraphs read from outside."""
+    names = [i for i in node.input if i]
+    if not any(a.type in _GRAPH_TYPES for a in node.attribute):
+        return names
+    for g in subgraphs(node):
+        names.extend(sorted(_graph_outer_reads(g) - set(names)))
+    return names
+
+
+def rename_reads(node: NodeProto, renames: dict[str, str]) -> None:
+    if not renames:
+        return
+    for i, name in enumerate(node.input):
+        if name in renames:
+            node.input[i] = renames[name]
+    for g in subgraphs(node):
+        local = {i.name for i in g.input} | {t.name for t in g.initializer} | {
+            o for n in g.node for o in n.output}
+        inner = {k: v for k, v in renames.items() if k not in local}
+        for n in g.node:
+            rename_reads(n, inner)
+        for o in g.output:
+            if o.name in inner:
+                o.name = inner[o.name]
+
+
+def constant_node_value(node: NodeProto) -> np.ndarray:
+    """The value of a ``Constant`` node, whichever attribute holds it."""
+    a = node.attribute[0]
+    if a.name == "value":
+        return numpy_helper.to_array(a.t)
+    if a.name == "sparse_value":
+        from onnxkit.runtime.values import sparse_to_dense
+
+        return sparse_to_dense(a.sparse_tensor)
+    if a.name == "value_float":
+        return np.array(a.f, dtype=np.float32)
+    if a.name == "value_floats":
+        return np.array(list(a.floats), dtype=np.float32)
+    if a.name == "value_int":
+        return np.array(a.i, dtype=np.int64)
+    if a.name == "value_ints":
+        return np.array(list(a.ints), dtype=np.int64)
+    if a.name == "value_string":
+        return np.array(a.s.decode(), dtype=object)
+    if a.name == "value_strings":
+        return np.array([s.decode() for s in a.strings], dtype=object)
+    raise ValueError(f"Constant node {node.name!r} has no value attribute")
+
+
+def attr(node: NodeProto, name: str, default=None):
+    """A node attribute's Python value (ints, floats, strings, lists, arrays), or default."""
+    for a in node.attribute:
+        if a.name == name:
+            value = helper.get_attribute_value(a)
+            if isinstance(value, bytes):
+                return value.decode()
+            if isinstance(value, TensorProto):
+                return numpy_helper.to_array(value)
+            if isinstance(value, list) and value and isinstance(value[0], bytes):
+                return [v.decode() for v in value]
+            return value
+    return default
+
+
+def schema_default(node: NodeProto, name: str, opset: int):
+    """The schema's default for an attribute the node does not set (None if none)."""
+    try:
+        schema = onnx.defs.get_schema(node.op_type, opset, node.domain)
+    except onnx.defs.SchemaError:
+        return None
+    a = schema.attributes.get(name)
+    if a is None or a.default_value is None or not a.default_value.name:
+        return None
+    value = helper.get_attribute_value(a.default_value)
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def make_node(op_type: str, inputs, outputs, name: str, domain: str = "", **attrs) -> NodeProto:
+    attrs = {k: v for k, v in attrs.items() if v is not None}
+    return helper.make_node(op_type, list(inputs), list(outputs), name=name, domain=domain, **attrs)

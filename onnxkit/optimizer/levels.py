@@ -1,0 +1,58 @@
+"""Which passes run at each level, in order. Levels are cumulative, like onnxruntime's.
+
+| level | name      | what                                                                |
+|-------|-----------|---------------------------------------------------------------------|
+| 0     | none      | the model as given                                                  |
+| 1     | basic     | constant and shape folding, no-op removal, CSE, dead code, BN / Mul / Add folded into Conv and Gemm / MatMul weights; pure standard ONNX |
+| 2     | extended  | fusions: Conv / Gemm / MatMul + activation, MatMul + Add, residual Add into Conv, LayerNorm, GELU, SkipLayerNorm, attention, Transpose / Reshape chains |
+| 3     | layout    | plans for the executors: layout (NHWC depthwise convs), in-place, buffer reuse |
+
+The level's passes repeat until none changes the graph; passes with ``repeat = False``
+(the level-3 plans) run once at the end.
+"""
+
+from __future__ import annotations
+
+from onnxkit.optimizer.passes import (activation_fusion, attention_fusion, batchnorm_affine, buffer_plan,
+                                      canonicalize, chains, constant_folding, conv_add_fusion, conv_fold,
+                                      cse, dead_code, gelu_fusion, gemm_fold, identity_elimination,
+                                      inplace_plan, layer_norm_fusion, layout_plan, matmul_add_fusion,
+                                      noop_elimination, shape_folding, skip_layer_norm_fusion)
+
+BASIC = (
+    constant_folding.PASS,
+    shape_folding.PASS,
+    identity_elimination.PASS,
+    noop_elimination.PASS,
+    canonicalize.PASS,
+    cse.PASS,
+    conv_fold.PASS,
+    gemm_fold.PASS,
+    batchnorm_affine.PASS,
+    dead_code.PASS,
+)
+
+EXTENDED = BASIC[:-1] + (
+    chains.PASS,
+    gelu_fusion.PASS,
+    layer_norm_fusion.PASS,
+    skip_layer_norm_fusion.PASS,
+    attention_fusion.PASS,
+    matmul_add_fusion.PASS,
+    conv_add_fusion.PASS,
+    activation_fusion.PASS,
+    dead_code.PASS,
+)
+
+LAYOUT = EXTENDED + (
+    layout_plan.PASS,
+    inplace_plan.PASS,
+    buffer_plan.PASS,
+)
+
+LEVELS = {0: (), 1: BASIC, 2: EXTENDED, 3: LAYOUT}
+NAMES = {0: "none", 1: "basic", 2: "extended", 3: "layout"}
+
+
+def passes_for(level: int) -> tuple:
+    return LEVELS[level]

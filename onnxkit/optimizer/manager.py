@@ -1,0 +1,89 @@
+"""The pass manager: run a level's passes until none changes the graph, then the plans.
+
+    optimize(model, level):
+        g = Graph(model)                       # copy; name nodes; infer shapes
+        repeat (at most MAX_ITERATIONS times):
+            for each pass of the level (levels.py), in order:
+                n = pass.run(g)                # rewrites, recorded in the report
+                if n: re-infer shapes
+            until an iteration makes no rewrite (the fixed point)
+        run the level's plan passes once (level 3: layout, in-place, buffers)
+        return g.to_model(), report
+"""
+
+from __future__ import annotations
+
+import time
+
+from onnx import ModelProto
+
+from onnxkit.errors import OnnxkitError
+from onnxkit.loading import ModelLike, load
+from onnxkit.optimizer.base import Pass, PassContext
+from onnxkit.optimizer.graph import Graph
+from onnxkit.optimizer.report import PassRun, Report, op_counts
+
+MAX_ITERATIONS = 10
+
+
+def optimize(model: ModelLike, level: int = 1, *, passes: tuple[Pass, ...] | None = None,
+             budget: int | None = None) -> tuple[ModelProto, Report]:
+    """Optimize ``model`` at ``level`` (0-3); returns the new model and the report.
+
+    ``passes`` replaces the level's pass list; ``budget`` stops after that many rewrites
+    (``bisect`` uses it). The input model is not modified.
+    """
+    if level not in (0, 1, 2, 3):
+        raise OnnxkitError(f"optimization level must be 0, 1, 2 or 3, not {level!r}")
+    proto = load(model)
+    start = time.perf_counter()
+    if passes is None:
+        from onnxkit.optimizer.levels import passes_for
+
+        passes = passes_for(level)
+    chosen = tuple(passes)
+    report = Report(level, passes=[p.name for p in chosen])
+    report.nodes_before = len(proto.graph.node)
+    report.ops_before = op_counts(proto.graph.node)
+    if not chosen:
+        out = ModelProto()
+        out.CopyFrom(proto)
+        report.nodes_after, report.ops_after = report.nodes_before, dict(report.ops_before)
+        return out, report
+    g = Graph(proto)
+    report.notes.extend(g.notes)
+    ctx = PassContext(report, budget)
+    repeated = [p for p in chosen if p.repeat]
+    for iteration in range(MAX_ITERATIONS):
+        ctx.iteration = iteration
+        report.iterations = iteration + 1
+        changed = 0
+        for p in repeated:
+            changed += _run_pass(p, g, ctx)
+            if report.stopped_early:
+                break
+        if not changed or report.stopped_early:
+            break
+    else:
+        report.notes.append(f"stopped after {MAX_ITERATIONS} iterations without a fixed point")
+    for p in chosen:
+        if not p.repeat:
+            _run_pass(p, g, ctx)
+    out = g.to_model()
+    report.nodes_after = len(out.graph.node)
+    report.ops_after = op_counts(out.graph.node)
+    if any(n.domain == "onnxkit" for n in out.graph.node):
+        report.notes.append("uses the onnxkit domain (fused operators): see docs/onnxkit-domain.md")
+    report.seconds = time.perf_counter() - start
+    return out, report
+
+
+def _run_pass(p: Pass, g: Graph, ctx: PassContext) -> int:
+    before = len(g)
+    t0 = time.perf_counter()
+    n = p.run(g, ctx)
+    if n:
+        g.infer_types()
+    ctx.report.runs.append(PassRun(p.name, ctx.iteration, before, len(g), n,
+                                   time.perf_counter() - t0))
+    return n

@@ -1,0 +1,95 @@
+"""Conv / Gemm / MatMul followed by an activation become one onnxkit fused node.
+
+    before:  c = Conv <pads = [1, 1, 1, 1]> (x, W, B)
+             y = Relu (c)
+    after:   y = onnxkit.FusedConv <pads = [1, 1, 1, 1], activation = "Relu"> (x, W, B)
+
+    before:  y = Clip (Gemm (a, B, C), lo, hi)             # lo, hi constants (ReLU6)
+    after:   y = onnxkit.FusedGemm <activation = "Clip", activation_params = [0, 6]> (a, B, C)
+
+    before:  y = Gelu (MatMul (a, W))
+    after:   y = onnxkit.FusedMatMul <activation = "Gelu"> (a, W)
+
+Activations: Relu, LeakyRelu, Sigmoid, Tanh, Clip (constant bounds), HardSigmoid,
+HardSwish, Elu, Gelu (standard or onnxkit). A fused node that already has an activation
+is left alone. See docs/onnxkit-domain.md.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onnxkit.optimizer.graph import attr
+from onnxkit.optimizer.passes._util import is_float
+from onnxkit.optimizer.pattern import RewriteRule, RulePass, attrs_of
+
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+# (op_type, domain) of the activation -> the names of its float attributes
+ACTIVATIONS = {
+    ("Relu", ""): (), ("LeakyRelu", ""): ("alpha",), ("Sigmoid", ""): (), ("Tanh", ""): (),
+    ("Clip", ""): (), ("HardSigmoid", ""): ("alpha", "beta"), ("HardSwish", ""): (),
+    ("Elu", ""): ("alpha",), ("Gelu", ""): (), ("Gelu", "onnxkit"): (),
+}
+DEFAULTS = {("LeakyRelu", "alpha"): 0.01, ("HardSigmoid", "alpha"): 0.2, ("HardSigmoid", "beta"): 0.5,
+            ("Elu", "alpha"): 1.0}
+# the node that the activation follows -> the fused operator
+BASES = {"Conv": "FusedConv", "Gemm": "FusedGemm", "MatMul": "FusedMatMul",
+         "FusedConv": "FusedConv", "FusedGemm": "FusedGemm", "FusedMatMul": "FusedMatMul"}
+
+
+def activation_of(g, act) -> tuple[str, list[float]] | str:
+    """(activation name, params) of an activation node, or why it cannot be fused."""
+    if act.op_type == "Clip":
+        if g.opsets.get("", 0) < 11:
+            return "Clip", [float(attr(act, "min", -FLOAT32_MAX)), float(attr(act, "max", FLOAT32_MAX))]
+        bounds = []
+        for i, default in ((1, -np.inf), (2, np.inf)):
+            if len(act.input) > i and act.input[i]:
+                v = g.constant(act.input[i])
+                if v is None:
+                    return "the Clip bounds are not constants"
+                bounds.append(float(v.reshape(-1)[0]))
+            else:
+                bounds.append(float(default))
+        return "Clip", bounds
+    if act.op_type == "Gelu":
+        return ("GeluTanh" if attr(act, "approximate", "none") == "tanh" else "Gelu"), []
+    names = ACTIVATIONS[(act.op_type, "onnxkit" if act.domain == "onnxkit" else "")]
+    return act.op_type, [float(attr(act, n, DEFAULTS[(act.op_type, n)])) for n in names]
+
+
+def _check(g, x, base, act):
+    if base.domain == "onnxkit" and attr(base, "activation", ""):
+        return f"{base.op_type} {base.name!r} already has an activation"
+    if not is_float(g, base.output[0]) and g.dtype(base.output[0]) is not None:
+        return "not a floating-point computation"
+    if base.op_type == "MatMul" and g.rank(base.input[0]) is None:
+        return "the MatMul's input rank is unknown"
+    spec = activation_of(g, act)
+    return spec if isinstance(spec, str) else None
+
+
+def _rewrite(op, x, base, act):
+    name, params = activation_of(op.graph, act)
+    attrs = {k: v for k, v in attrs_of(base).items() if k not in ("activation", "activation_params")}
+    return getattr(op, BASES[base.op_type])(*base.input, _domain="onnxkit", activation=name,
+                                            activation_params=params or None, **attrs)
+
+
+def _detail(g, x, base, act):
+    return f"{base.op_type} {base.name!r} + {act.op_type} -> {BASES[base.op_type]}"
+
+
+def _rule(base_type: str, act_type: str, act_domain: str) -> RewriteRule:
+    base_domain = "onnxkit" if base_type.startswith("Fused") else ""
+
+    def pattern(op, x):
+        base = getattr(op, base_type)(x, _allow_other_inputs=True, _domain=base_domain, _name="base")
+        return getattr(op, act_type)(base, _allow_other_inputs=True, _domain=act_domain, _name="act")
+
+    return RewriteRule(f"{base_type}+{act_type}", pattern, _rewrite, _check, _detail)
+
+
+RULES = tuple(_rule(b, a, d) for b in BASES for (a, d) in ACTIVATIONS)
+PASS = RulePass("activation_fusion", RULES, __doc__)

@@ -1,0 +1,153 @@
+"""Scaled dot-product attention becomes one Attention node (onnxkit.Attention before opset 23).
+
+    before:  kt = Transpose <perm = [0, 2, 3, 1]> (k)          # k: [B, S, H, D]
+             s = MatMul (q, kt)                               # q: [B, H, S, D]
+             p = Softmax <axis = -1> (Add (Div (s, 8), mask))
+             y = MatMul (p, v)
+    after:   k4 = Transpose <perm = [0, 2, 1, 3]> (k)
+             y = Attention <scale = 0.125> (q, k4, v, mask)
+
+Then the head split and merge around it fold into the 3D form of the operator:
+
+    before:  q = Transpose <perm = [0, 2, 1, 3]> (Reshape (q3, {1, 128, 4, 64}))   # k, v alike
+             a = Attention (q, k, v, mask)
+             y = Reshape (Transpose <perm = [0, 2, 1, 3]> (a), {1, 128, 256})
+    after:   y = Attention <q_num_heads = 4, kv_num_heads = 4> (q3, k3, v3, mask)
+
+https://onnx.ai/onnx/operators/onnx__Attention.html
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onnxkit.optimizer.graph import attr
+from onnxkit.optimizer.passes._util import is_float
+from onnxkit.optimizer.pattern import RewriteRule, RulePass
+
+SWAP_LAST = [0, 1, 3, 2]
+HEADS = [0, 2, 1, 3]
+
+
+def _domain(g) -> str:
+    return "" if g.opsets.get("", 0) >= 23 else "onnxkit"
+
+
+# --- 1. MatMul, scale, mask, Softmax, MatMul -> Attention (4D) -------------------------
+
+def _sdpa_pattern(transposed: bool, scaling: str, masked: bool):
+    def pattern(op, q, k, v, s=None, mask=None):
+        kt = op.Transpose(k, _name="kt") if transposed else k
+        scores = op.MatMul(q, kt, _name="qk")
+        if scaling == "div":
+            scores = op.Div(scores, s)
+        elif scaling == "mul":
+            scores = op.Mul(scores, s)
+        if masked:
+            scores = op.Add(scores, mask)
+        return op.MatMul(op.Softmax(scores, _name="softmax"), v)
+
+    return pattern
+
+
+def _sdpa_variables(scaling: str, masked: bool) -> tuple[str, ...]:
+    return ("q", "k", "v") + (("s",) if scaling != "none" else ()) + (("mask",) if masked else ())
+
+
+def _sdpa_check(g, q, k, v, qk, softmax, s=None, mask=None, kt=None):
+    if not is_float(g, q):
+        return "not a floating-point tensor (or its type is unknown)"
+    sq, sv = g.static_shape(q), g.static_shape(v)
+    sk = g.static_shape(k if kt is None else kt.output[0])
+    if sq is None or sk is None or sv is None or not len(sq) == len(sk) == len(sv) == 4:
+        return "Q, K^T, V are not 4D tensors of known shape"
+    if kt is not None and (attr(kt, "perm") is None or sorted(attr(kt, "perm")) != [0, 1, 2, 3]):
+        return "the Transpose of K has no explicit 4D permutation"
+    axis = attr(softmax, "axis", -1 if g.opsets.get("", 0) >= 13 else 1)
+    if axis not in (-1, 3):
+        return f"Softmax over axis {axis}, not the last"
+    if sq[0] != sk[0] or sk[:2] != sv[:2] or sq[1] % sk[1] or sq[3] != sk[2] or sk[3] != sv[2]:
+        return f"the axes of Q {list(sq)}, K^T {list(sk)}, V {list(sv)} do not fit Attention"
+    if s is not None:
+        value = g.constant(s)
+        if value is None or value.size != 1:
+            return "the scale is not a constant scalar"
+    if mask is not None:
+        sm, ss = g.static_shape(mask), g.static_shape(qk.output[0])
+        if sm is None or ss is None or len(sm) > 4 or np.broadcast_shapes(sm, ss) != tuple(ss):
+            return "the mask's shape is unknown or broadcasts the scores to a bigger shape"
+        if g.dtype(mask) != g.dtype(q):
+            return "the mask has another element type"
+    return None
+
+
+def _sdpa_rewrite(scaling: str):
+    def rewrite(op, q, k, v, qk, softmax, s=None, mask=None, kt=None):
+        g = op.graph
+        if kt is None:
+            k4 = op.Transpose(k, perm=SWAP_LAST)
+        else:
+            perm = [list(attr(kt, "perm"))[i] for i in SWAP_LAST]  # K = K^T with the last two swapped
+            k4 = k if perm == sorted(perm) else op.Transpose(k, perm=perm)
+        value = 1.0 if s is None else float(g.constant(s).reshape(-1)[0])
+        scale = 1.0 / value if scaling == "div" else value
+        inputs = [q, k4, v] + ([mask] if mask is not None else [])
+        return op.Attention(*inputs, scale=scale, _domain=_domain(g))
+
+    return rewrite
+
+
+# --- 2. head split / merge around a 4D Attention -> the 3D form -----------------------
+
+def _heads_pattern(masked: bool, domain: str):
+    def split(op, x3, name):
+        return op.Transpose(op.Reshape(x3, _allow_other_inputs=True, _name=f"r{name}"), perm=HEADS)
+
+    def core(op, q3, k3, v3, mask):
+        ins = [split(op, q3, "q"), split(op, k3, "k"), split(op, v3, "v")] + ([mask] if masked else [])
+        a = op.Attention(*ins, _domain=domain, _name="attn")
+        return op.Reshape(op.Transpose(a, perm=HEADS), _allow_other_inputs=True, _name="merge")
+
+    if masked:
+        def pattern(op, q3, k3, v3, mask):
+            return core(op, q3, k3, v3, mask)
+    else:
+        def pattern(op, q3, k3, v3):
+            return core(op, q3, k3, v3, None)
+    return pattern
+
+
+def _heads_check(g, q3, k3, v3, rq, rk, rv, attn, merge, mask=None):
+    if attr(attn, "q_num_heads") is not None or attr(attn, "is_causal", 0):
+        return "the Attention is already 3D (or causal)"
+    shapes = [g.static_shape(x) for x in (q3, k3, v3)]
+    split = [g.static_shape(r.output[0]) for r in (rq, rk, rv)]
+    out = g.static_shape(merge.output[0])
+    if None in shapes or None in split or out is None:
+        return "shapes are not known"
+    for s3, s4 in zip(shapes, split):
+        if len(s3) != 3 or len(s4) != 4 or s4[:2] != s3[:2] or s4[2] * s4[3] != s3[2]:
+            return f"the Reshape {list(s3)} -> {list(s4)} is not a head split"
+    if out != (split[0][0], split[0][1], split[0][2] * split[2][3]):
+        return f"the result {list(out)} is not the heads merged back"
+    return None
+
+
+def _heads_rewrite(op, q3, k3, v3, rq, rk, rv, attn, merge, mask=None):
+    g = op.graph
+    heads_q, heads_kv = g.static_shape(rq.output[0])[2], g.static_shape(rk.output[0])[2]
+    inputs = [q3, k3, v3] + ([mask] if mask is not None else [])
+    return op.Attention(*inputs, q_num_heads=heads_q, kv_num_heads=heads_kv,
+                        scale=attr(attn, "scale"), _domain="onnxkit" if attn.domain == "onnxkit" else "")
+
+
+RULES = tuple(
+    RewriteRule(f"SDPA{' K^T' if t else ''} {sc}{' +mask' if m else ''}", _sdpa_pattern(t, sc, m),
+                _sdpa_rewrite(sc), _sdpa_check, variables=_sdpa_variables(sc, m))
+    for t in (True, False) for sc in ("div", "mul", "none") for m in (True, False)
+) + tuple(
+    RewriteRule(f"Attention heads{' +mask' if m else ''}{' (onnxkit)' if d else ''}",
+                _heads_pattern(m, d), _heads_rewrite, _heads_check)
+    for m in (True, False) for d in ("", "onnxkit")
+)
+PASS = RulePass("attention_fusion", RULES, __doc__)

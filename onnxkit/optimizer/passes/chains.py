@@ -1,0 +1,70 @@
+"""Transpose and Reshape chains collapse into one node.
+
+    before:  t = Transpose <perm = [0, 2, 1, 3]> (x)
+             y = Transpose <perm = [0, 1, 3, 2]> (t)
+    after:   y = Transpose <perm = [0, 2, 3, 1]> (x)       # or nothing, when the identity
+
+    before:  u = Unsqueeze (mask, {1})                     # any two of Reshape, Flatten,
+             y = Unsqueeze (u, {2})                        # Squeeze, Unsqueeze
+    after:   y = Reshape (mask, {1, 1, 1, 128})            # y's static shape
+
+The composed permutation is perm[i] = first[second[i]]. A shape chain needs the static
+shape of its result. https://onnx.ai/onnx/operators/onnx__Transpose.html
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onnxkit.optimizer.graph import attr
+from onnxkit.optimizer.pattern import RewriteRule, RulePass
+
+SHAPE_OPS = ("Reshape", "Flatten", "Squeeze", "Unsqueeze")
+
+
+def _transposes(op, x):
+    return op.Transpose(op.Transpose(x, _name="first"), _name="second")
+
+
+def _perm(g, node, x):
+    perm = attr(node, "perm")
+    if perm is None:
+        rank = g.rank(x)
+        return None if rank is None else list(range(rank))[::-1]
+    return list(perm)
+
+
+def _transposes_check(g, x, first, second):
+    p1, p2 = _perm(g, first, x), _perm(g, second, first.output[0])
+    return None if p1 is not None and p2 is not None else "the rank is unknown"
+
+
+def _transposes_rewrite(op, x, first, second):
+    p1, p2 = _perm(op.graph, first, x), _perm(op.graph, second, first.output[0])
+    perm = [p1[i] for i in p2]
+    return x if perm == sorted(perm) else op.Transpose(x, perm=perm)
+
+
+def _shape_chain(first_type: str, second_type: str) -> RewriteRule:
+    def pattern(op, x):
+        inner = getattr(op, first_type)(x, _allow_other_inputs=True, _name="first")
+        return getattr(op, second_type)(inner, _allow_other_inputs=True, _name="second")
+
+    def check(g, x, first, second):
+        shape = g.static_shape(second.output[0])
+        if shape is None:
+            return "the result's shape is not static"
+        if 0 in shape or g.opsets.get("", 0) < 5:
+            return "an empty axis (Reshape would copy it) or Reshape before opset 5"
+        return None
+
+    def rewrite(op, x, first, second):
+        shape = op.graph.static_shape(second.output[0])
+        return op.Reshape(x, op.constant(np.array(shape, dtype=np.int64), "shape"))
+
+    return RewriteRule(f"{first_type}+{second_type}", pattern, rewrite, check)
+
+
+RULES = (RewriteRule("Transpose+Transpose", _transposes, _transposes_rewrite, _transposes_check),) + tuple(
+    _shape_chain(a, b) for a in SHAPE_OPS for b in SHAPE_OPS)
+PASS = RulePass("chains", RULES, __doc__)
