@@ -81,7 +81,7 @@ def parse_bytes(data: bytes, what: str) -> ModelProto:
     proto = ModelProto()
     try:
         proto.ParseFromString(data)
-    except (DecodeError, RuntimeError, ValueError) as exc:
+    except (DecodeError, RuntimeError, ValueError, RecursionError, MemoryError) as exc:
         raise ModelLoadError(
             f"{what} is not a valid ONNX model (protobuf could not decode it: {exc}); "
             f"is the file truncated or of another format?"

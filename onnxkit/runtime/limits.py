@@ -20,7 +20,7 @@ class Limits:
     """
 
     max_tensor_bytes: int = 8 * 1024**3
-    max_loop_iterations: int = 10_000_000
+    max_loop_iterations: int = 1_000_000
     max_graph_depth: int = 64
 
 

@@ -6,7 +6,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from onnxkit.errors import InputError, OnnxkitError
+from onnxkit.errors import GraphError, InputError, LimitExceededError, OnnxkitError
 from onnxkit.loading import ModelLike, load
 from onnxkit.runtime.evaluator import RunState, run_graph
 from onnxkit.runtime.executors import get_executor
@@ -38,6 +38,12 @@ class Session:
         token = using_limits(self.limits)
         try:
             self.plan = compile_model(self.model, self.executor, self.limits)
+        except OnnxkitError:
+            raise
+        except RecursionError as exc:
+            raise LimitExceededError(f"the model nests too deeply to plan: {exc}") from exc
+        except Exception as exc:  # a malformed model must not escape as a raw traceback
+            raise GraphError(f"could not plan the model: {type(exc).__name__}: {exc}") from exc
         finally:
             reset_limits(token)
         graph = self.model.graph

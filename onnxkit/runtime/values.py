@@ -77,18 +77,43 @@ def describe_value(value) -> str:
 
 
 def tensor_to_array(tensor: TensorProto, base_dir: str | None = None) -> np.ndarray:
-    """A TensorProto as a numpy array (small float types come back as ml_dtypes)."""
-    return onnx.numpy_helper.to_array(tensor, base_dir or "")
+    """A TensorProto as a numpy array (small float types come back as ml_dtypes).
+
+    A tensor whose data does not match its dims or type is a ``ModelLoadError``.
+    """
+    from onnxkit.errors import ModelLoadError
+    from onnxkit.runtime.limits import check_allocation
+
+    if tensor.data_location == TensorProto.EXTERNAL:
+        raise ModelLoadError(f"tensor {tensor.name!r} still points at external data; load the model "
+                             f"with onnxkit.load from its path")
+    try:
+        check_allocation(list(tensor.dims), np_dtype(tensor.data_type) if tensor.data_type != TensorProto.STRING else np.uint8,
+                         f"tensor {tensor.name!r}")
+        return onnx.numpy_helper.to_array(tensor, base_dir or "")
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError, MemoryError) as exc:
+        raise ModelLoadError(
+            f"tensor {tensor.name!r} (type {TensorProto.DataType.Name(tensor.data_type) if tensor.data_type in TensorProto.DataType.values() else tensor.data_type}, "
+            f"dims {list(tensor.dims)}) is malformed: {exc}"
+        ) from exc
 
 
 def sparse_to_dense(sparse: onnx.SparseTensorProto) -> np.ndarray:
     """SparseTensorProto -> dense array (values scattered at their linear or ND indices)."""
+    from onnxkit.errors import ModelLoadError
+    from onnxkit.runtime.limits import check_allocation
+
     values = tensor_to_array(sparse.values)
     indices = tensor_to_array(sparse.indices).astype(np.int64)
     shape = tuple(sparse.dims)
+    check_allocation(shape, values.dtype, f"sparse tensor {sparse.values.name!r}")
     dense = np.zeros(shape, dtype=values.dtype)
-    if indices.ndim == 1:
-        dense.reshape(-1)[indices] = values
-    else:
-        dense[tuple(indices.T)] = values
+    try:
+        if indices.ndim == 1:
+            dense.reshape(-1)[indices] = values
+        else:
+            dense[tuple(indices.T)] = values
+    except (IndexError, ValueError) as exc:
+        raise ModelLoadError(f"sparse tensor {sparse.values.name!r}: indices do not fit dims "
+                             f"{list(shape)}: {exc}") from exc
     return dense
