@@ -107,6 +107,27 @@ def sliding(xp: np.ndarray, g: Geometry) -> np.ndarray:
     return as_strided(xp, shape, strides, writeable=False)
 
 
+def tap_slices(g: Geometry, tap) -> tuple:
+    """Index of the padded input read by kernel tap ``tap`` in every window (N, C, *out)."""
+    return (slice(None), slice(None)) + tuple(
+        slice(j * d, j * d + (o - 1) * s + 1, s)
+        for j, d, o, s in zip(tap, g.dilations, g.out, g.strides))
+
+
+def reduce_windows(xp: np.ndarray, g: Geometry, combine) -> np.ndarray:
+    """Fold every window of a padded input with a binary ufunc (np.add, np.maximum).
+
+        out = xp[tap 0]; for each further tap j: out = combine(out, xp[tap j])
+
+    One strided slice per tap: much faster than reducing the 2*ndim-axis window view.
+    """
+    taps = product(*(range(k) for k in g.kernel))
+    out = np.array(xp[tap_slices(g, next(taps))])
+    for tap in taps:
+        combine(out, xp[tap_slices(g, tap)], out=out)
+    return out
+
+
 def window_counts(in_shape, g: Geometry, include_pad: bool) -> np.ndarray:
     """How many positions each window covers inside the input (or the declared padding)."""
     per_axis = []

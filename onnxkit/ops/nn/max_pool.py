@@ -9,7 +9,7 @@ https://onnx.ai/onnx/operators/onnx__MaxPool.html
 
 import numpy as np
 
-from onnxkit.ops.nn._windows import geometry, pad_for_windows, sliding
+from onnxkit.ops.nn._windows import geometry, pad_for_windows, reduce_windows, sliding
 from onnxkit.ops.registry import op
 
 
@@ -42,9 +42,10 @@ def max_pool(X, *, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape,
              storage_order=0, strides=None, ctx):
     g = geometry(X.shape[2:], kernel_shape, strides, dilations, pads, auto_pad, ceil_mode)
     nd = len(g.kernel)
-    windows = sliding(pad_for_windows(X, g, lowest(X.dtype)), g)
+    xp = pad_for_windows(X, g, lowest(X.dtype))
     if ctx.n_outputs < 2 or not ctx.node.output[1]:  # no Indices wanted
-        return windows.max(axis=tuple(range(2 + nd, 2 + 2 * nd)))
+        return reduce_windows(xp, g, np.maximum)
+    windows = sliding(xp, g)
     flat = windows.reshape(windows.shape[:2 + nd] + (-1,))
     taps = flat.argmax(axis=-1)
     Y = np.take_along_axis(flat, taps[..., None], axis=-1)[..., 0]

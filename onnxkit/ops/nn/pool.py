@@ -11,13 +11,9 @@ https://onnx.ai/onnx/operators/onnx__LpPool.html
 
 import numpy as np
 
-from onnxkit.ops.nn._windows import compute_dtype, geometry, pad_for_windows, sliding, window_counts
+from onnxkit.ops.nn._windows import (compute_dtype, geometry, pad_for_windows, reduce_windows,
+                                     window_counts)
 from onnxkit.ops.registry import op
-
-
-def _kernel_axes(g) -> tuple:
-    nd = len(g.kernel)
-    return tuple(range(2 + nd, 2 + 2 * nd))
 
 
 @op("AveragePool", 1, 7, 10, 11, 19, 22)
@@ -25,8 +21,7 @@ def average_pool(X, *, auto_pad="NOTSET", ceil_mode=0, count_include_pad=0, dila
                  kernel_shape, pads=None, strides=None):
     g = geometry(X.shape[2:], kernel_shape, strides, dilations, pads, auto_pad, ceil_mode)
     work = compute_dtype(X.dtype)
-    windows = sliding(pad_for_windows(X.astype(work, copy=False), g), g)
-    total = windows.sum(axis=_kernel_axes(g))
+    total = reduce_windows(pad_for_windows(X.astype(work, copy=False), g), g, np.add)
     counts = window_counts(X.shape[2:], g, bool(count_include_pad))
     return (total / np.maximum(counts, 1)).astype(X.dtype)
 
@@ -36,6 +31,6 @@ def lp_pool(X, *, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape, 
             pads=None, strides=None):
     g = geometry(X.shape[2:], kernel_shape, strides, dilations, pads, auto_pad, ceil_mode)
     work = compute_dtype(X.dtype)
-    windows = sliding(pad_for_windows(np.abs(X.astype(work, copy=False)), g), g)
-    total = (windows ** p).sum(axis=_kernel_axes(g))
+    powers = np.abs(X.astype(work, copy=False)) ** p
+    total = reduce_windows(pad_for_windows(powers, g), g, np.add)
     return (total ** (1.0 / p)).astype(X.dtype)
