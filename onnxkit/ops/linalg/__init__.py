@@ -1,0 +1,1 @@
+"""Reference kernels: linear algebra (MatMul, Gemm, Einsum, Det)."""
