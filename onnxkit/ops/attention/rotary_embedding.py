@@ -10,8 +10,6 @@
 https://onnx.ai/onnx/operators/onnx__RotaryEmbedding.html
 """
 
-import numpy as np
-
 from onnxkit.ops.registry import op
 
 
