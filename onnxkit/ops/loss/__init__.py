@@ -1,0 +1,1 @@
+"""Reference kernels: losses (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss)."""
