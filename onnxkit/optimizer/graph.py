@@ -292,10 +292,18 @@ class Graph:
 
         flat = {old: resolve(old) for old in renames}
         outputs = self.output_names
-        # an output replaced by an internal value: that value takes the output's name
-        back = {new: old for old, new in flat.items() if old in outputs and new not in outputs
-                and new not in self.initializers and new not in self.input_names}
-        flat = {old: new for old, new in flat.items() if old not in back.values()}
+        # an output replaced by an internal value: that value takes the output's name;
+        # one replaced by an input, a constant or another output gets an Identity
+        back: dict[str, str] = {}
+        for old, new in flat.items():
+            if old not in outputs:
+                continue
+            if (new in outputs or new in back or new in self.initializers
+                    or new in self.input_names):
+                self.nodes.append(make_node("Identity", [new], [old], self.node_name(f"{old}:Identity")))
+            else:
+                back[new] = old
+        flat = {old: new for old, new in flat.items() if old not in outputs}
         for node in self.nodes:
             rename_reads(node, flat)
             rename_reads(node, back)

@@ -144,9 +144,9 @@ class Report:
         lines += [f"  note: {n}" for n in self.notes]
         rows = self._table()
         width = max([len(r[0]) for r in rows] + [4])
-        lines.append(f"  {'pass':<{width}}  rewrites  -nodes  +nodes  rules")
+        lines.append(f"  {'pass':<{width}}  rewrites  removed  added  rules")
         for name, n, rem, add, rules in rows:
-            lines.append(f"  {name:<{width}}  {n:>8}  {rem:>6}  {add:>6}  {rules}")
+            lines.append(f"  {name:<{width}}  {n:>8}  {rem:>7}  {add:>5}  {rules}")
         for key, value in self.plans.items():
             lines.append(f"  plan {key}: {value.get('summary', '') if isinstance(value, dict) else value}")
         lines.append(f"  operators before: {_ops(self.ops_before)}")
@@ -167,7 +167,7 @@ class Report:
     def to_markdown(self) -> str:
         out = [f"### Optimization level {self.level}: {self.nodes_before} → {self.nodes_after} nodes", ""]
         out += [f"- {n}" for n in self.notes]
-        out += ["", "| pass | rewrites | nodes out | nodes in | rules |", "|---|---:|---:|---:|---|"]
+        out += ["", "| pass | rewrites | nodes removed | nodes added | rules |", "|---|---:|---:|---:|---|"]
         out += [f"| {a} | {b} | {c} | {d} | {e} |" for a, b, c, d, e in self._table()]
         if self.plans:
             out += ["", "| plan | summary |", "|---|---|"]
