@@ -62,8 +62,10 @@ def _invoke(step: Step, args: list, scope, state: RunState, plan: GraphPlan) -> 
     ctx = KernelContext(step.node, step.opset, scope, state, plan) if kernel.context else None
     try:
         result = state.executor.invoke(kernel, args, step.attrs, ctx)
-    except OnnxkitError:
-        raise
+    except OnnxkitError as exc:
+        if str(exc).startswith("node "):
+            raise
+        raise type(exc)(f"{describe_node(step.node)}: {exc}") from exc
     except Exception as exc:  # a kernel failed: say which node, with which inputs
         shown = ", ".join(f"{n or '<absent>'}: {describe_value(v)}" for n, v in zip(step.inputs, args))
         raise KernelError(

@@ -172,7 +172,7 @@ CORPUS = {
     "unknown_operator": (unknown_operator, errors.NotImplementedOpError, "DefinitelyNotAnOp", None, None),
     "attribute_type_mismatch": (attribute_type_mismatch, errors.AttributeMismatchError, "'alpha' must be FLOAT", None, None),
     "absurd_declared_shape": (absurd_declared_shape, errors.LimitExceededError, "max_tensor_bytes", None, None),
-    "absurd_constant_of_shape": (absurd_constant_of_shape, errors.LimitExceededError, "max_tensor_bytes", SMALL, {}),
+    "absurd_constant_of_shape": (absurd_constant_of_shape, errors.LimitExceededError, "'balloon' (ConstantOfShape", SMALL, {}),
     "endless_loop": (endless_loop, errors.LimitExceededError, "max_loop_iterations", SMALL, {}),
     "self_recursive_function": (self_recursive_function, errors.LimitExceededError, "max_graph_depth", SMALL, None),
     "deeply_nested_if": (deeply_nested_if, errors.LimitExceededError, "max_graph_depth", SMALL, None),
