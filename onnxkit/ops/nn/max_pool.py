@@ -1,8 +1,8 @@
 """MaxPool: the largest value of each (dilated, strided, padded) window, and where it was.
 
     Y[n, c, o] = max over taps j of X[n, c, o*s + j*d - pads_begin]   (padding never wins)
-    Indices[n, c, o] = flat index of that element in X: row-major over (N, C, *spatial),
-        or with storage_order=1 column-major over the spatial axes
+    Indices[n, c, o] = flat index of that element in X (the first one on ties): row-major
+        over (N, C, *spatial), or with storage_order=1 column-major over the spatial axes
 
 https://onnx.ai/onnx/operators/onnx__MaxPool.html
 """
@@ -30,9 +30,9 @@ def argmax_indices(taps: np.ndarray, shape, g, storage_order: int) -> np.ndarray
         o = np.arange(g.out[axis]).reshape((-1,) + (1,) * (len(spatial) - axis - 1))
         coords.append(o * s + j * d - b)
     if storage_order == 1:
-        place = np.ravel_multi_index(tuple(reversed(coords)), tuple(reversed(spatial)))
+        place = np.ravel_multi_index(tuple(reversed(coords)), tuple(reversed(spatial)), mode="clip")
     else:
-        place = np.ravel_multi_index(tuple(coords), tuple(spatial))
+        place = np.ravel_multi_index(tuple(coords), tuple(spatial), mode="clip")
     plane = (np.arange(n)[:, None] * c + np.arange(c)[None, :]) * int(np.prod(spatial))
     return (place + plane.reshape((n, c) + (1,) * len(spatial))).astype(np.int64)
 
@@ -43,10 +43,15 @@ def max_pool(X, *, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape,
     g = geometry(X.shape[2:], kernel_shape, strides, dilations, pads, auto_pad, ceil_mode)
     nd = len(g.kernel)
     xp = pad_for_windows(X, g, lowest(X.dtype))
+    Y = reduce_windows(xp, g, np.maximum)
     if ctx.n_outputs < 2 or not ctx.node.output[1]:  # no Indices wanted
-        return reduce_windows(xp, g, np.maximum)
+        return Y
+    # first tap holding the maximum that is a real element, not padding
+    inside = sliding(pad_for_windows(np.ones((1, 1) + X.shape[2:], dtype=bool), g, False), g)
     windows = sliding(xp, g)
-    flat = windows.reshape(windows.shape[:2 + nd] + (-1,))
-    taps = flat.argmax(axis=-1)
-    Y = np.take_along_axis(flat, taps[..., None], axis=-1)[..., 0]
+    best = Y.reshape(Y.shape + (1,) * nd)
+    hit = (windows == best) & inside
+    if X.dtype.kind == "f":
+        hit |= np.isnan(windows) & np.isnan(best)
+    taps = hit.reshape(hit.shape[:2 + nd] + (-1,)).argmax(axis=-1)
     return Y, argmax_indices(taps, X.shape, g, storage_order)
