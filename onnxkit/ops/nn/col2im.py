@@ -11,6 +11,7 @@ import numpy as np
 from onnxkit.errors import KernelError
 from onnxkit.ops.nn._windows import geometry, scatter_windows
 from onnxkit.ops.registry import op
+from onnxkit.runtime.limits import check_allocation
 
 
 @op("Col2Im", 18)
@@ -25,5 +26,6 @@ def col2im(columns, image_shape, block_shape, *, dilations=None, pads=None, stri
             f"Col2Im input of shape {list(columns.shape)} does not hold {list(g.out)} blocks "
             f"of shape {list(block)} for an image of shape {list(image)}"
         )
+    check_allocation((n, rows // k) + image, columns.dtype, "Col2Im output")
     cols = columns.reshape((n, rows // k) + block + g.out)
     return np.ascontiguousarray(scatter_windows(cols, g, image))

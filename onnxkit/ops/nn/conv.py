@@ -14,6 +14,7 @@ import numpy as np
 from onnxkit.errors import KernelError
 from onnxkit.ops.nn._windows import compute_dtype, geometry, pad_for_windows, sliding
 from onnxkit.ops.registry import op
+from onnxkit.runtime.limits import check_allocation
 
 
 def check_kernel_shape(kernel_shape, W) -> tuple:
@@ -30,6 +31,7 @@ def im2col(X: np.ndarray, g, groups: int) -> np.ndarray:
     view = sliding(pad_for_windows(X, g), g)  # N, C, *out, *kernel
     order = (0, 1) + tuple(range(2 + nd, 2 + 2 * nd)) + tuple(range(2, 2 + nd))
     positions = int(np.prod(g.out))
+    check_allocation((n, c, int(np.prod(g.kernel)), positions), X.dtype, "Conv im2col columns")
     return view.transpose(order).reshape(n, groups, -1, positions)
 
 

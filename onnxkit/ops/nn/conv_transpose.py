@@ -18,6 +18,7 @@ from onnxkit.errors import KernelError
 from onnxkit.ops.nn._windows import Geometry, compute_dtype, listed, scatter_windows
 from onnxkit.ops.nn.conv import check_kernel_shape
 from onnxkit.ops.registry import op
+from onnxkit.runtime.limits import check_allocation
 
 
 def output_geometry(in_shape, kernel, strides, dilations, pads, auto_pad, output_padding,
@@ -65,6 +66,8 @@ def conv_transpose(X, W, B=None, *, auto_pad="NOTSET", dilations=None, group=1,
     g, out = output_geometry(X.shape[2:], kernel, strides, dilations, pads, auto_pad,
                              output_padding, output_shape)
     work = compute_dtype(X.dtype)
+    check_allocation((n, m) + g.kernel + g.out, work, "ConvTranspose columns")
+    check_allocation((n, m) + out, work, "ConvTranspose output")
     x = X.astype(work, copy=False).reshape(n, group, c // group, -1)
     w = W.astype(work, copy=False).reshape(group, c // group, -1)
     cols = np.matmul(w.transpose(0, 2, 1), x)  # (N, group, M/group * K, P)
