@@ -25,9 +25,15 @@ def export_module(module, args: tuple, *, mode: str = "trace", opset: int = 17,
     elif mode != "trace":
         raise ValueError(f"mode must be 'trace' or 'script', not {mode!r}")
     buffer = io.BytesIO()
-    with warnings.catch_warnings(), torch.no_grad():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(module, args, buffer, dynamo=False, opset_version=opset,
-                          input_names=input_names, output_names=output_names,
-                          dynamic_axes=dynamic_axes)
+    # eval-mode Transformer layers take a fused "fast path" the exporter cannot express
+    fastpath = torch.backends.mha.get_fastpath_enabled()
+    torch.backends.mha.set_fastpath_enabled(False)
+    try:
+        with warnings.catch_warnings(), torch.no_grad():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(module, args, buffer, dynamo=False, opset_version=opset,
+                              input_names=input_names, output_names=output_names,
+                              dynamic_axes=dynamic_axes)
+    finally:
+        torch.backends.mha.set_fastpath_enabled(fastpath)
     return onnx.load_from_string(buffer.getvalue())
