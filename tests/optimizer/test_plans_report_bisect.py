@@ -1,0 +1,104 @@
+"""Level 3 plans, the report's data, bisect, and the ``onnxkit optimize`` command."""
+
+import json
+
+import numpy as np
+import onnx
+
+from onnxkit.cli import main as cli_main
+from onnxkit.optimizer import bisect, optimize
+from onnxkit.optimizer.passes import identity_elimination
+from onnxkit.optimizer.pattern import RewriteRule, RulePass
+from tests.optimizer._helpers import model, ops, rand, run_pass
+
+H = '<ir_version: 8, opset_import: ["" : 17]>'
+
+BLOCK = H + """
+g (float[1,8,6,6] x) => (float[1,8,6,6] y) {
+    a = Conv <group = 8, pads = [1, 1, 1, 1]> (x, Wd)
+    b = Relu (a)
+    c = Conv (b, Wp)
+    d = Add (c, x)
+    e = Sigmoid (d)
+    y = Neg (e)
+}"""
+
+
+def block():
+    return model(BLOCK, Wd=rand(8, 1, 3, 3), Wp=rand(8, 8, 1, 1, seed=2))
+
+
+def test_level3_plans_layout_inplace_and_buffers():
+    out, report = run_pass(block(), level=3, rtol=1e-5, atol=1e-5)
+    meta = {p.key: json.loads(p.value) for p in out.metadata_props}
+    layout = meta["onnxkit.layout"]
+    assert list(layout.values()) == ["NHWC"] and len(layout) == 1  # only the depthwise conv
+    assert list(meta["onnxkit.inplace"].values()) == [0]  # Neg may overwrite its input
+    buffers = meta["onnxkit.buffers"]
+    assert len(buffers["buffers"]) <= len(buffers["values"])
+    assert set(report.plans) == {"layout", "inplace", "buffers"}
+    assert report.plans["buffers"]["bytes_with_reuse"] <= report.plans["buffers"]["bytes_without_reuse"]
+
+
+def test_level1_keeps_standard_onnx():
+    out, _ = optimize(block(), 1)
+    assert all(n.domain in ("", "ai.onnx") for n in out.graph.node)
+    onnx.checker.check_model(out, full_check=True)
+
+
+def test_report_lists_nodes_in_and_out():
+    out, report = optimize(block(), 2)
+    assert report.nodes_before == 6 and report.nodes_after == len(out.graph.node) == 3
+    rw = next(r for r in report.rewrites if r.rule == "Conv+Add")
+    assert [n.name for n in rw.removed] == [out_name for out_name in ("Conv_2", "Add_3")]
+    assert rw.added[0].op_type == "FusedConv" and rw.added[0].domain == "onnxkit"
+    data = report.to_dict()
+    json.dumps(data)  # plain data
+    assert {"by_pass", "diff", "rewrites", "rejections"} <= set(data)
+    assert set(data["diff"]["removed"]) >= {"Add_3"}
+    text = str(report)
+    assert "conv_add_fusion" in text and "6 -> 3 nodes" in text
+    assert "| activation_fusion |" in report.to_markdown()
+
+
+def test_level0_returns_the_model_unchanged():
+    m = block()
+    out, report = optimize(m, 0)
+    assert out == m and report.nodes_after == 6 and not report.rewrites
+
+
+def _sign_flip(op, x, c):
+    return op.Add(x, c)
+
+
+BAD = RulePass("bad_pass", (RewriteRule("Add->Sub", _sign_flip, lambda op, x, c: op.Sub(x, c)),))
+
+
+def test_bisect_finds_the_rewrite_that_changes_outputs():
+    m = model(H + """
+    g (float[4] x) => (float[4] y) {
+        a = Identity (x)
+        b = Identity (a)
+        c = Add (b, k)
+        d = Identity (c)
+        y = Relu (d)
+    }""", k=np.arange(1, 5, dtype=np.float32))
+    feeds = {"x": rand(4)}
+    passes = (identity_elimination.PASS, BAD)
+    result = bisect(m, feeds, passes=passes)
+    assert not result.ok
+    assert result.culprit.pass_name == "bad_pass" and result.culprit.rule == "Add->Sub"
+    assert [n.name for n in result.culprit.removed] == ["Add_2"]
+    assert "bad_pass" in str(result)
+    assert bisect(m, feeds, passes=(identity_elimination.PASS,)).ok
+
+
+def test_cli_optimize(tmp_path, capsys):
+    src, dst = tmp_path / "in.onnx", tmp_path / "out.onnx"
+    onnx.save(block(), src)
+    assert cli_main(["optimize", "-O2", str(src), str(dst), "--verify", "--details",
+                     "--json", str(tmp_path / "r.json")]) == 0
+    printed = capsys.readouterr().out
+    assert "level 2: 6 -> 3 nodes" in printed and "outputs unchanged" in printed
+    assert ops(onnx.load(dst)).count("onnxkit::FusedConv") == 2
+    assert json.loads((tmp_path / "r.json").read_text())["nodes_after"] == 3
