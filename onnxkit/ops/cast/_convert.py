@@ -2,7 +2,7 @@
 
     cast_array(x, to):
         string   -> number : parse ("1e-5", "INF", "-inf", "NaN"; ints may be written "100.5")
-        number   -> string : shortest round-trip text ("NaN", "INF", "-INF" for specials)
+        number   -> string : shortest round-trip text ("NaN", "INF", "-INF"; bool "1"/"0")
         number   -> float8 : saturate=1 clips to [-max, max] first (NaN stays NaN), then RNE
         number   -> e8m0   : keep the float32 exponent, rounded by ``round_mode``
         otherwise          : numpy / ml_dtypes ``astype`` (integers wrap, floats round to nearest even)
@@ -157,6 +157,8 @@ def _to_string(x: np.ndarray) -> np.ndarray:
 
 
 def _format(v) -> str:
+    if isinstance(v, np.bool_):
+        return "1" if v else "0"
     if isinstance(v, np.floating):
         if np.isnan(v):
             return "NaN"

@@ -10,7 +10,7 @@ https://onnx.ai/onnx/operators/onnx__BitCast.html
 import ml_dtypes
 import numpy as np
 
-from onnxkit.errors import AttributeMismatchError, InputError
+from onnxkit.errors import AttributeMismatchError, KernelError
 from onnxkit.ops.cast._convert import target_dtype
 from onnxkit.ops.registry import op
 
@@ -31,7 +31,7 @@ def bitcast(input, *, to):
     if dtype == object or input.dtype == object:
         raise AttributeMismatchError("BitCast: strings have no fixed bit width; use Cast")
     if _bit_width(dtype) != _bit_width(input.dtype):
-        raise InputError(
+        raise KernelError(
             f"BitCast: input type {input.dtype} has {_bit_width(input.dtype)} bits, target "
             f"{dtype} has {_bit_width(dtype)}; BitCast needs equal bit widths"
         )

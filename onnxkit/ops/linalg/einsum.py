@@ -9,7 +9,7 @@ https://onnx.ai/onnx/operators/onnx__Einsum.html
 
 import numpy as np
 
-from onnxkit.errors import InputError
+from onnxkit.errors import KernelError
 from onnxkit.ops.linalg._precision import widened
 from onnxkit.ops.registry import op
 
@@ -17,10 +17,10 @@ from onnxkit.ops.registry import op
 @op("Einsum", 12, 28)
 def einsum(*Inputs, equation):
     if not Inputs:
-        raise InputError("Einsum needs at least one input")
+        raise KernelError("Einsum needs at least one input")
     spec = equation.replace(" ", "")
     try:
         out = np.einsum(spec, *[widened(x) for x in Inputs])
     except ValueError as exc:
-        raise InputError(f"Einsum equation {equation!r} does not fit the inputs: {exc}") from exc
+        raise KernelError(f"Einsum equation {equation!r} does not fit the inputs: {exc}") from exc
     return np.asarray(out).astype(Inputs[0].dtype, copy=False)

@@ -8,18 +8,18 @@ https://onnx.ai/onnx/operators/onnx__Gemm.html
 
 import numpy as np
 
-from onnxkit.errors import InputError
+from onnxkit.errors import KernelError
 from onnxkit.ops.linalg._precision import widened
 from onnxkit.ops.registry import op
 
 
 def _gemm(A, B, C, alpha, beta, transA, transB):
     if A.ndim != 2 or B.ndim != 2:
-        raise InputError(f"Gemm needs 2-D A and B, got shapes {list(A.shape)} and {list(B.shape)}")
+        raise KernelError(f"Gemm needs 2-D A and B, got shapes {list(A.shape)} and {list(B.shape)}")
     a = widened(A).T if transA else widened(A)
     b = widened(B).T if transB else widened(B)
     if a.shape[1] != b.shape[0]:
-        raise InputError(
+        raise KernelError(
             f"Gemm: A' is {list(a.shape)} and B' is {list(b.shape)} (transA={transA}, "
             f"transB={transB}); their inner dimensions differ"
         )
@@ -37,7 +37,7 @@ def gemm_v1(A, B, C, *, alpha=1.0, beta=1.0, broadcast=0, transA=0, transB=0):
     m = A.shape[1] if transA else A.shape[0]
     n = B.shape[0] if transB else B.shape[1]
     if not broadcast and C.shape != (m, n):
-        raise InputError(f"Gemm: C has shape {list(C.shape)}, expected [{m}, {n}] (broadcast=0)")
+        raise KernelError(f"Gemm: C has shape {list(C.shape)}, expected [{m}, {n}] (broadcast=0)")
     return _gemm(A, B, C, alpha, beta, transA, transB)
 
 

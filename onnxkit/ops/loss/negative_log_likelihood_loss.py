@@ -10,7 +10,7 @@ https://onnx.ai/onnx/operators/onnx__NegativeLogLikelihoodLoss.html
 import ml_dtypes
 import numpy as np
 
-from onnxkit.errors import AttributeMismatchError, InputError
+from onnxkit.errors import AttributeMismatchError, KernelError
 from onnxkit.ops.registry import op
 
 REDUCTIONS = ("none", "sum", "mean")
@@ -22,7 +22,7 @@ def nll_loss(log_prob, target, weight, ignore_index, reduction, dtype):
     if reduction not in REDUCTIONS:
         raise AttributeMismatchError(f"reduction={reduction!r}; expected one of {REDUCTIONS}")
     if log_prob.ndim < 2 or target.shape != log_prob.shape[:1] + log_prob.shape[2:]:
-        raise InputError(
+        raise KernelError(
             f"input must be [N, C, d...] and target [N, d...]; got {list(log_prob.shape)} "
             f"and {list(target.shape)}"
         )
@@ -31,7 +31,7 @@ def nll_loss(log_prob, target, weight, ignore_index, reduction, dtype):
     ignored = labels == ignore_index if ignore_index is not None else np.zeros(labels.shape, bool)
     bad = ~ignored & ((labels < 0) | (labels >= classes))
     if bad.any():
-        raise InputError(f"target holds {labels[bad][0]}, outside the classes [0, {classes})")
+        raise KernelError(f"target holds {labels[bad][0]}, outside the classes [0, {classes})")
     safe = np.where(ignored, 0, labels)
     picked = np.take_along_axis(log_prob, np.expand_dims(safe, 1), axis=1).squeeze(1)
     w = np.ones(labels.shape, log_prob.dtype) if weight is None else weight.astype(log_prob.dtype)[safe]

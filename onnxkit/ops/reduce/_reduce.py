@@ -11,7 +11,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from onnxkit.errors import InputError
+from onnxkit.errors import KernelError
 
 _HALF = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 
@@ -24,7 +24,7 @@ def reduction_axes(data: np.ndarray, axes, noop_with_empty_axes: int = 0) -> tup
     rank = data.ndim
     for a in listed:
         if not -rank <= a < rank:
-            raise InputError(
+            raise KernelError(
                 f"reduction axis {a} is out of range for an input of rank {rank} "
                 f"(accepted: {-rank}..{rank - 1})"
             )

@@ -9,7 +9,7 @@ https://onnx.ai/onnx/operators/onnx__ArgMin.html
 
 import numpy as np
 
-from onnxkit.errors import InputError
+from onnxkit.errors import KernelError
 from onnxkit.ops.reduce._reduce import working
 from onnxkit.ops.registry import op
 
@@ -17,13 +17,13 @@ from onnxkit.ops.registry import op
 def _arg(find, data, axis, keepdims, select_last_index):
     rank = data.ndim
     if not -rank <= axis < max(rank, 1):
-        raise InputError(f"axis {axis} is out of range for an input of rank {rank}")
+        raise KernelError(f"axis {axis} is out of range for an input of rank {rank}")
     axis = axis % rank if rank else 0
     x = working(data)
     if x.ndim == 0:
         x = x.reshape(1)
     if x.shape[axis] == 0:
-        raise InputError(f"cannot take the arg-extremum of an empty axis {axis} (shape {list(data.shape)})")
+        raise KernelError(f"cannot take the arg-extremum of an empty axis {axis} (shape {list(data.shape)})")
     if select_last_index:
         index = x.shape[axis] - 1 - find(np.flip(x, axis), axis=axis)
     else:

@@ -9,7 +9,7 @@ https://onnx.ai/onnx/operators/onnx__CumProd.html
 
 import numpy as np
 
-from onnxkit.errors import InputError
+from onnxkit.errors import KernelError
 from onnxkit.ops.reduce._reduce import finish, working
 from onnxkit.ops.registry import op
 
@@ -17,10 +17,10 @@ from onnxkit.ops.registry import op
 def _scan(ufunc, x, axis, exclusive, reverse):
     values = np.asarray(axis).reshape(-1)
     if values.size != 1:
-        raise InputError(f"'axis' must hold exactly one value, got shape {list(np.shape(axis))}")
+        raise KernelError(f"'axis' must hold exactly one value, got shape {list(np.shape(axis))}")
     a = int(values[0])
     if not -x.ndim <= a < x.ndim:
-        raise InputError(f"axis {a} is out of range for an input of rank {x.ndim}")
+        raise KernelError(f"axis {a} is out of range for an input of rank {x.ndim}")
     a %= x.ndim
     w = working(x)
     if reverse:

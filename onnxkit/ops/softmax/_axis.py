@@ -12,7 +12,7 @@ from typing import Callable
 import ml_dtypes
 import numpy as np
 
-from onnxkit.errors import InputError
+from onnxkit.errors import KernelError
 
 # bfloat16 is computed in float32; float16 natively, as onnx's reference (and its
 # expected outputs, e.g. the fp16 Attention cases) does.
@@ -22,7 +22,7 @@ _WIDEN = (np.dtype(ml_dtypes.bfloat16),)
 def _axis(x: np.ndarray, axis: int) -> int:
     rank = x.ndim
     if not -rank <= axis < max(rank, 1):
-        raise InputError(f"axis {axis} is out of range for an input of rank {rank}")
+        raise KernelError(f"axis {axis} is out of range for an input of rank {rank}")
     return axis % rank if rank else 0
 
 
