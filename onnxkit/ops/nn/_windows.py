@@ -5,7 +5,7 @@ For each spatial axis with input size ``n``, kernel ``k``, stride ``s``, dilatio
     extent = (k - 1) * d + 1                        # span of one dilated window
     NOTSET: out = floor((n + begin + end - extent) / s) + 1   (ceil with ceil_mode,
             minus one if the last window would start in the end padding)
-    SAME_UPPER / SAME_LOWER: out = ceil(n / s), total = (out - 1) * s + extent - n,
+    SAME_UPPER / SAME_LOWER: out = ceil(n / s), total = max(0, (out - 1) * s + extent - n),
             the odd pad goes at the end (UPPER) or at the beginning (LOWER)
     VALID:  out = floor((n - extent) / s) + 1, no padding
 
@@ -44,18 +44,23 @@ class Geometry:
         return tuple((o - 1) * s + e for o, s, e in zip(self.out, self.strides, self.extent))
 
 
-def listed(values, n: int, fill: int) -> tuple:
-    """An attribute list, or ``n`` copies of ``fill`` when it is absent."""
-    return tuple(int(v) for v in values) if values is not None else (fill,) * n
+def listed(values, n: int, fill: int, what: str = "attribute") -> tuple:
+    """An attribute list of length ``n``, or ``n`` copies of ``fill`` when it is absent."""
+    if values is None:
+        return (fill,) * n
+    if len(values) != n:
+        raise KernelError(f"{what} has {len(values)} values, expected {n} "
+                          f"(one per spatial axis{', twice' if what == 'pads' else ''})")
+    return tuple(int(v) for v in values)
 
 
 def geometry(in_shape, kernel, strides=None, dilations=None, pads=None, auto_pad="NOTSET",
              ceil_mode=0) -> Geometry:
     """Output size and padding of the sliding windows over ``in_shape`` (spatial dims)."""
     n = len(in_shape)
-    kernel = tuple(int(k) for k in kernel)
-    strides = listed(strides, n, 1)
-    dilations = listed(dilations, n, 1)
+    kernel = listed(kernel, n, 1, "kernel_shape")
+    strides = listed(strides, n, 1, "strides")
+    dilations = listed(dilations, n, 1, "dilations")
     extent = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
     if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
         out = [-(-size // s) for size, s in zip(in_shape, strides)]
@@ -68,7 +73,7 @@ def geometry(in_shape, kernel, strides=None, dilations=None, pads=None, auto_pad
         begin = end = [0] * n
         out = [(size - e) // s + 1 for size, e, s in zip(in_shape, extent, strides)]
     elif auto_pad in ("NOTSET", ""):
-        pads = listed(pads, 2 * n, 0)
+        pads = listed(pads, 2 * n, 0, "pads")
         begin, end = list(pads[:n]), list(pads[n:])
         out = []
         for size, b, e_pad, e, s in zip(in_shape, begin, end, extent, strides):
@@ -78,7 +83,8 @@ def geometry(in_shape, kernel, strides=None, dilations=None, pads=None, auto_pad
                 o -= 1  # the last window must start inside the input or its begin padding
             out.append(o)
     else:
-        raise KernelError(f"auto_pad must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got {auto_pad!r}")
+        raise KernelError(
+            f"auto_pad must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got {auto_pad!r}")
     if any(o < 1 for o in out):
         raise KernelError(
             f"the windows (kernel {list(kernel)}, dilations {list(dilations)}) do not fit the "

@@ -20,7 +20,8 @@ from onnxkit.runtime.limits import check_allocation
 def check_kernel_shape(kernel_shape, W) -> tuple:
     kernel = tuple(W.shape[2:])
     if kernel_shape is not None and tuple(kernel_shape) != kernel:
-        raise KernelError(f"kernel_shape {list(kernel_shape)} does not match W's shape {list(W.shape)}")
+        raise KernelError(
+            f"kernel_shape {list(kernel_shape)} does not match W's shape {list(W.shape)}")
     return kernel
 
 
@@ -42,7 +43,8 @@ def conv(X, W, B=None, *, auto_pad="NOTSET", dilations=None, group=1, kernel_sha
     n, c = X.shape[:2]
     m = W.shape[0]
     if c != W.shape[1] * group or m % group:
-        raise KernelError(f"Conv with group={group}: X has {c} channels, W has shape {list(W.shape)}")
+        raise KernelError(
+            f"Conv with group={group}: X has {c} channels, W has shape {list(W.shape)}")
     g = geometry(X.shape[2:], kernel, strides, dilations, pads, auto_pad)
     work = compute_dtype(X.dtype)
     cols = im2col(X.astype(work, copy=False), g, group)

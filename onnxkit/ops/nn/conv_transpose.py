@@ -25,9 +25,9 @@ def output_geometry(in_shape, kernel, strides, dilations, pads, auto_pad, output
                     output_shape):
     """(Geometry of the scatter, spatial output shape) for ConvTranspose."""
     n = len(in_shape)
-    strides = listed(strides, n, 1)
-    dilations = listed(dilations, n, 1)
-    extra = listed(output_padding, n, 0)
+    strides = listed(strides, n, 1, "strides")
+    dilations = listed(dilations, n, 1, "dilations")
+    extra = listed(output_padding, n, 0, "output_padding")
     full = [s * (size - 1) + e + (k - 1) * d + 1
             for s, size, e, k, d in zip(strides, in_shape, extra, kernel, dilations)]
     if output_shape is not None or (pads is None and auto_pad in ("SAME_UPPER", "SAME_LOWER")):
@@ -36,7 +36,7 @@ def output_geometry(in_shape, kernel, strides, dilations, pads, auto_pad, output
         else:
             out = [size * s for size, s in zip(in_shape, strides)]
         if pads is not None:
-            begin = listed(pads, 2 * n, 0)[:n]
+            begin = listed(pads, 2 * n, 0, "pads")[:n]
         else:
             total = [f - o for f, o in zip(full, out)]
             if auto_pad == "SAME_UPPER":
@@ -44,7 +44,7 @@ def output_geometry(in_shape, kernel, strides, dilations, pads, auto_pad, output
             else:
                 begin = [t - t // 2 for t in total]
     else:
-        pads = listed(pads, 2 * n, 0)
+        pads = listed(pads, 2 * n, 0, "pads")
         begin = pads[:n]
         out = [f - b - e for f, b, e in zip(full, pads[:n], pads[n:])]
     if any(o < 1 for o in out):

@@ -4,8 +4,9 @@
     Z = zeros(inferred);  Z.flat[I[i]] = X.flat[i]
     Y = Z placed at the origin of zeros(output_shape)   (output_shape defaults to inferred)
 
-As onnx's cases and onnxruntime do, indices address the inferred shape; a larger
-output_shape (the size lost to floor division in MaxPool) is zero-filled at the end.
+As onnx's expected outputs do, indices address the inferred shape and a larger
+output_shape (the size lost to floor division in MaxPool) is zero-filled at the end
+(onnxruntime and PyTorch read the indices against output_shape instead).
 https://onnx.ai/onnx/operators/onnx__MaxUnpool.html
 """
 
@@ -20,8 +21,8 @@ from onnxkit.runtime.limits import check_allocation
 @op("MaxUnpool", 9, 11, 22)
 def max_unpool(X, I, output_shape=None, *, kernel_shape, pads=None, strides=None):
     nd = len(kernel_shape)
-    strides = listed(strides, nd, 1)
-    pads = listed(pads, 2 * nd, 0)
+    strides = listed(strides, nd, 1, "strides")
+    pads = listed(pads, 2 * nd, 0, "pads")
     inferred = X.shape[:2] + tuple(
         (size - 1) * s - pads[i] - pads[nd + i] + k
         for i, (size, s, k) in enumerate(zip(X.shape[2:], strides, kernel_shape))
