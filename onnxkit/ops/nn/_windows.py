@@ -10,6 +10,9 @@ For each spatial axis with input size ``n``, kernel ``k``, stride ``s``, dilatio
     VALID:  out = floor((n - extent) / s) + 1, no padding
 
 Window ``o`` reads input positions ``o * s + j * d - begin`` for ``j`` in ``range(k)``.
+
+(onnxruntime's pools differ at two edges of SAME: they compute the padding without the
+dilation, and they do not clamp a negative total, which shifts windows; we follow the spec.)
 """
 
 from __future__ import annotations

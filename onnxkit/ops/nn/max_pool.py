@@ -23,17 +23,16 @@ def lowest(dtype):
 def argmax_indices(taps: np.ndarray, shape, g, storage_order: int) -> np.ndarray:
     """Flat X indices of the window taps ``taps`` (N, C, *out) picked by argmax."""
     n, c = shape[:2]
-    spatial = shape[2:]
+    spatial = tuple(shape[2:])
+    plane = (np.arange(n)[:, None] * c + np.arange(c)[None, :]) * int(np.prod(spatial))
     tap = np.unravel_index(taps, g.kernel)
     coords = []
     for axis, (j, s, d, b) in enumerate(zip(tap, g.strides, g.dilations, g.begin)):
         o = np.arange(g.out[axis]).reshape((-1,) + (1,) * (len(spatial) - axis - 1))
         coords.append(o * s + j * d - b)
     if storage_order == 1:
-        place = np.ravel_multi_index(tuple(reversed(coords)), tuple(reversed(spatial)), mode="clip")
-    else:
-        place = np.ravel_multi_index(tuple(coords), tuple(spatial), mode="clip")
-    plane = (np.arange(n)[:, None] * c + np.arange(c)[None, :]) * int(np.prod(spatial))
+        coords, spatial = coords[::-1], spatial[::-1]
+    place = np.ravel_multi_index(tuple(coords), tuple(spatial), mode="clip")
     return (place + plane.reshape((n, c) + (1,) * len(spatial))).astype(np.int64)
 
 
