@@ -74,8 +74,11 @@ def _sdpa_check(g, q, k, v, qk, softmax, s=None, mask=None, kt=None):
             return "the scale is not a constant scalar"
     if mask is not None:
         sm, ss = g.static_shape(mask), g.static_shape(qk.output[0])
-        if sm is None or ss is None or len(sm) > 4 or np.broadcast_shapes(sm, ss) != tuple(ss):
-            return "the mask's shape is unknown or broadcasts the scores to a bigger shape"
+        if sm is None or ss is None or not 2 <= len(sm) <= 4 or sm[-1] != ss[-1]:
+            return ("the mask is not 2D-4D with one value per key (Attention pads a shorter "
+                    "last axis with -inf instead of broadcasting it)")
+        if np.broadcast_shapes(sm, ss) != tuple(ss):
+            return "the mask broadcasts the scores to a bigger shape"
         if g.dtype(mask) != g.dtype(q):
             return "the mask has another element type"
     return None

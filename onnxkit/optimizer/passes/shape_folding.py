@@ -45,13 +45,14 @@ class ShapeFolding(Pass):
             if not ctx.may_rewrite():
                 break
             if node.op_type == "Shape":
-                dims = shape_slice(tuple(dims), attr(node, "start", 0), attr(node, "end"))
-                value = np.array(dims, dtype=np.int64)
+                value = np.array(shape_slice(tuple(dims), attr(node, "start", 0), attr(node, "end")),
+                                 dtype=np.int64)
             else:
                 value = np.array(int(np.prod(dims)), dtype=np.int64)
             g.set_initializer(node.output[0], value)
             edits.append(Edit([node]))
-            ctx.record(self.name, node.op_type, [node], [], f"{node.input[0]!r} has shape {list(dims)}")
+            ctx.record(self.name, node.op_type, [node], [],
+                       f"{node.input[0]!r} has shape {list(dims)}: the value is {value.tolist()}")
         g.apply(edits)
         return len(edits)
 
