@@ -22,10 +22,9 @@ def dict_vectorizer(X, *, int64_vocabulary=None, string_vocabulary=None):
     sample = next((v for m in maps for v in m.values()), 0.0)
     if isinstance(sample, str):
         out = np.full((len(maps), len(vocabulary)), "", dtype=object)
-    else:
-        out = np.zeros((len(maps), len(vocabulary)), dtype=np.asarray(sample).dtype)
-        if out.dtype.kind == "f" and out.dtype != np.float64:
-            out = out.astype(np.float32)
+    else:  # a Python float stands for the usual map(_, float); numpy scalars keep their type
+        dtype = np.float32 if type(sample) is float else np.asarray(sample).dtype
+        out = np.zeros((len(maps), len(vocabulary)), dtype=dtype)
     for row, m in enumerate(maps):
         for col, key in enumerate(vocabulary):
             if key in m:

@@ -1,9 +1,11 @@
 """LabelEncoder: map each element through a key -> value table; unknown keys -> default.
 
     version 1: strings -> their index in classes_strings, or ints -> classes_strings[i]
-    version 2: keys_{floats,int64s,strings} -> values_{floats,int64s,strings}
+    version 2: keys_{floats,int64s,strings} -> values_{floats,int64s,strings}; a NaN
+               key matches NaN inputs; a repeated key: the first one wins (as onnxruntime)
     version 4: also keys_tensor / values_tensor / default_tensor (any listed type);
                a NaN key matches every NaN input; a repeated key: the last one wins
+               (the spec's rule; onnxruntime 1.31 keeps the first)
 
 https://onnx.ai/onnx/operators/onnx_aionnxml_LabelEncoder.html
 """
@@ -31,18 +33,19 @@ def label_encoder(X, *, default_float=-0.0, default_int64=-1, default_string="_U
         default = default_float
     else:
         default = default_int64
-    return _lookup(X, keys, values, default)
+    return _lookup(X, keys, values, default, last_wins=True)
 
 
 @op("LabelEncoder", 2, domain=ML_DOMAIN)
 def label_encoder_v2(X, *, default_float=-0.0, default_int64=-1, default_string="_Unused",
                      keys_floats=None, keys_int64s=None, keys_strings=None, values_floats=None,
                      values_int64s=None, values_strings=None):
-    return label_encoder(X, default_float=default_float, default_int64=default_int64,
-                         default_string=default_string, keys_floats=keys_floats,
-                         keys_int64s=keys_int64s, keys_strings=keys_strings,
-                         values_floats=values_floats, values_int64s=values_int64s,
-                         values_strings=values_strings)
+    keys = _one_of("keys", keys_floats, keys_int64s, keys_strings, None)
+    values = _one_of("values", values_floats, values_int64s, values_strings, None)
+    if keys.size != values.size:
+        raise AttributeMismatchError(f"{keys.size} keys but {values.size} values")
+    default = {"O": default_string, "f": default_float}.get(values.dtype.kind, default_int64)
+    return _lookup(X, keys, values, default, last_wins=False)
 
 
 @op("LabelEncoder", 1, domain=ML_DOMAIN)
@@ -78,10 +81,12 @@ def _text(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def _lookup(X, keys, values, default):
+def _lookup(X, keys, values, default, last_wins=False):
     out_dtype = values.dtype
+    if not last_wins:  # keep the first occurrence of a repeated key
+        keys, values = keys[::-1], values[::-1]
     if X.dtype == object:
-        table = dict(zip(keys.tolist(), values.tolist()))  # later keys overwrite earlier ones
+        table = dict(zip(keys.tolist(), values.tolist()))  # the later of two equal keys wins
         flat = [table.get(x, default) for x in X.reshape(-1).tolist()]
         out = np.empty(len(flat), dtype=out_dtype)
         out[:] = flat
@@ -91,7 +96,7 @@ def _lookup(X, keys, values, default):
     nan_keys = np.isnan(keys) if keys.dtype.kind == "f" else np.zeros(keys.shape, bool)
     real = np.flatnonzero(~nan_keys)
     if real.size:
-        # keep the last occurrence of each key: unique on the reversed order
+        # the later of two equal keys wins: unique (which keeps the first) on reversed order
         rev = real[::-1]
         uniq, first = np.unique(keys[rev], return_index=True)
         mapped = values[rev[first]]

@@ -4,9 +4,11 @@
     score[n, c] = sum_t (weights of leaf for class c) + base_values[c]
     Y[n] = classlabels[argmax_c score[n, c]];   Z = post_transform(score)
 
-Two classes with the votes in one column follow onnxruntime: the column is the
-positive class; the label is positive when it is > 0.5 (all weights >= 0) or > 0
-(signed weights), and Z gets the missing column as 1 - s or -s.
+Two classes whose votes all name one class id (skl2onnx's binary encoding) follow
+onnxruntime: that column is the positive class score s, the label is positive when
+s > 0.5 (all weights >= 0) or s > 0 (signed weights), and Z gets the missing column
+as 1 - s or -s. When both class ids carry votes the label is the top class, as the
+spec says (onnxruntime 1.31 answers the raw integers 0 / 1 when class 1 scores > 0).
 https://onnx.ai/onnx/operators/onnx_aionnxml_TreeEnsembleClassifier.html
 """
 
@@ -52,8 +54,6 @@ def tree_ensemble_classifier(X, *, base_values=None, base_values_as_tensor=None,
         index, Z = _binary(score, has, base, post_transform,
                            binary_case=np.unique(ids).size == 1,
                            positive_weights=bool(np.all(weights >= 0)))
-        if labels.size == 2 and labels.dtype != object and np.unique(ids).size != 1:
-            return index.astype(np.int64), Z.astype(np.float32)  # onnxruntime: raw 0 / 1
     else:
         if base.size:
             score = score + base.reshape(1, -1)
@@ -75,9 +75,12 @@ def _binary(score, has, base, post_transform, binary_case, positive_weights):
     else:
         s0 = s0 + (base[0] if base.size == 1 else 0.0)
         one_column = ~h1
-    positive = np.where(h1, s1, np.where(h0 | one_column, s0, 0.0))
     probabilities = binary_case and positive_weights
-    index = (positive > (0.5 if probabilities else 0.0)).astype(np.int64)
+    if binary_case:
+        positive = np.where(h1, s1, np.where(h0 | one_column, s0, 0.0))
+        index = (positive > (0.5 if probabilities else 0.0)).astype(np.int64)
+    else:
+        index = (np.where(h1, s1, -np.inf) > np.where(h0, s0, -np.inf)).astype(np.int64)
     two = apply_post_transform(np.stack([np.where(h0, s0, 0.0), np.where(h1, s1, 0.0)], axis=1),
                                post_transform)
     one = second_class(s0, post_transform, probabilities)
