@@ -29,8 +29,9 @@ demo: venv
 	$(VENV)/bin/onnxkit info --example squeezenet
 	$(VENV)/bin/onnxkit run --example squeezenet
 
+# the test workers already use both cores: one BLAS thread each, or they fight over them
 test: venv
-	$(PY) -m pytest -n $(JOBS) -p no:cacheprovider -q tests spec_tests
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest -n $(JOBS) -p no:cacheprovider -q tests spec_tests
 	$(PY) -m pytest -p no:cacheprovider -q --nbval notebooks --nbval-sanitize-with notebooks/sanitize.cfg
 
 test-unit: venv
