@@ -33,7 +33,8 @@ from onnx import NodeProto
 
 from onnxkit.ops.registry import normalize_domain
 from onnxkit.optimizer.base import Pass, PassContext
-from onnxkit.optimizer.graph import Edit, Graph, attr, make_node, schema_default
+from onnxkit.optimizer.graph import Edit, Graph
+from onnxkit.optimizer.nodes import attr, make_node, schema_default
 
 COMMUTATIVE = frozenset({"Add", "Mul"})
 

@@ -18,6 +18,9 @@ from dataclasses import asdict, dataclass, field
 from onnx import NodeProto
 
 
+PLAN_PASSES = ("layout_plan", "inplace_plan", "buffer_plan")  # they plan, they do not rewrite
+
+
 @dataclass(frozen=True)
 class NodeRef:
     name: str
@@ -142,11 +145,14 @@ class Report:
         lines = [f"onnxkit optimizer, level {self.level}: {self.nodes_before} -> {self.nodes_after} "
                  f"nodes in {self.iterations} iteration(s), {self.seconds:.2f} s"]
         lines += [f"  note: {n}" for n in self.notes]
-        rows = self._table()
+        rows = [r for r in self._table() if r[1]]
+        idle = [r[0] for r in self._table() if not r[1] and r[0] not in PLAN_PASSES]
         width = max([len(r[0]) for r in rows] + [4])
         lines.append(f"  {'pass':<{width}}  rewrites  removed  added  rules")
         for name, n, rem, add, rules in rows:
             lines.append(f"  {name:<{width}}  {n:>8}  {rem:>7}  {add:>5}  {rules}")
+        if idle:
+            lines.append(f"  no rewrites: {', '.join(idle)}")
         for key, value in self.plans.items():
             lines.append(f"  plan {key}: {value.get('summary', '') if isinstance(value, dict) else value}")
         lines.append(f"  operators before: {_ops(self.ops_before)}")

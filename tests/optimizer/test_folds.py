@@ -1,7 +1,5 @@
 """Level-1 folds into weights: BatchNorm / Mul / Add into Conv, Gemm and MatMul."""
 
-import numpy as np
-
 from onnxkit.optimizer.passes import batchnorm_affine, conv_fold, gemm_fold
 from tests.optimizer._helpers import model, ops, rand, run_pass
 

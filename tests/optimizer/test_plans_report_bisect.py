@@ -102,3 +102,13 @@ def test_cli_optimize(tmp_path, capsys):
     assert "level 2: 6 -> 3 nodes" in printed and "outputs unchanged" in printed
     assert ops(onnx.load(dst)).count("onnxkit::FusedConv") == 2
     assert json.loads((tmp_path / "r.json").read_text())["nodes_after"] == 3
+
+
+def test_session_optimizes_and_keeps_the_report():
+    import onnxkit
+
+    sess = onnxkit.Session(block(), level=2)
+    assert sess.optimization_report.nodes_after == 3
+    x = {"x": rand(1, 8, 6, 6, seed=3)}
+    np.testing.assert_allclose(sess.run(None, x)[0], onnxkit.Session(block()).run(None, x)[0],
+                               rtol=1e-5, atol=1e-6)

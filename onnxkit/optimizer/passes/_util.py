@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 from onnx import NodeProto
 
-from onnxkit.optimizer.graph import Graph, attr
+from onnxkit.optimizer.graph import Graph
+from onnxkit.optimizer.nodes import attr
 
 UNKNOWN = object()  # an operand that is not a constant
 FLOAT_TYPES = frozenset({1, 10, 11, 16})  # float, float16, double, bfloat16

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from onnxkit.optimizer.graph import attr
+from onnxkit.optimizer.nodes import attr
 from onnxkit.optimizer.pattern import RewriteRule, RulePass
 
 SHAPE_OPS = ("Reshape", "Flatten", "Squeeze", "Unsqueeze")

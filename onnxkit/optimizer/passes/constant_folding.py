@@ -17,7 +17,8 @@ import numpy as np
 from onnxkit.ops.registry import normalize_domain
 from onnxkit.optimizer.base import Pass, PassContext
 from onnxkit.optimizer.evaluate import NotFoldable, evaluate
-from onnxkit.optimizer.graph import Edit, Graph, subgraphs
+from onnxkit.optimizer.graph import Edit, Graph
+from onnxkit.optimizer.nodes import subgraphs
 
 NONDETERMINISTIC = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
                               "Multinomial", "Bernoulli"})

@@ -13,7 +13,7 @@ has a Z or an activation (applied before the Add would be) is left alone.
 
 from __future__ import annotations
 
-from onnxkit.optimizer.graph import attr
+from onnxkit.optimizer.nodes import attr
 from onnxkit.optimizer.pattern import RewriteRule, RulePass, attrs_of
 
 

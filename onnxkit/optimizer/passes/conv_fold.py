@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from onnxkit.optimizer.graph import attr
+from onnxkit.optimizer.nodes import attr
 from onnxkit.optimizer.passes._util import channel_vector, is_float
 from onnxkit.optimizer.pattern import RewriteRule, RulePass, attrs_of
 

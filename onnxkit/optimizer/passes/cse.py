@@ -17,7 +17,8 @@ import hashlib
 
 from onnxkit.ops.registry import normalize_domain
 from onnxkit.optimizer.base import Pass, PassContext
-from onnxkit.optimizer.graph import Edit, Graph, subgraphs
+from onnxkit.optimizer.graph import Edit, Graph
+from onnxkit.optimizer.nodes import subgraphs
 from onnxkit.optimizer.passes.constant_folding import NONDETERMINISTIC
 
 

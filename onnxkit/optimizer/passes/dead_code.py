@@ -13,7 +13,8 @@ no side effects). Initializers that are graph inputs stay: a feed may override t
 from __future__ import annotations
 
 from onnxkit.optimizer.base import Pass, PassContext
-from onnxkit.optimizer.graph import Edit, Graph, node_reads
+from onnxkit.optimizer.graph import Edit, Graph
+from onnxkit.optimizer.nodes import node_reads
 
 
 class DeadCode(Pass):

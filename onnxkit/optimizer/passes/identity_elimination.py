@@ -15,7 +15,7 @@ https://onnx.ai/onnx/operators/onnx__Dropout.html
 
 from __future__ import annotations
 
-from onnxkit.optimizer.graph import attr
+from onnxkit.optimizer.nodes import attr
 from onnxkit.optimizer.pattern import RewriteRule, RulePass
 
 

@@ -15,7 +15,8 @@ import json
 
 from onnxkit.ops.registry import normalize_domain
 from onnxkit.optimizer.base import Pass, PassContext
-from onnxkit.optimizer.graph import Graph, node_reads
+from onnxkit.optimizer.graph import Graph
+from onnxkit.optimizer.nodes import node_reads
 
 KEY = "onnxkit.inplace"
 ELEMENTWISE = frozenset({

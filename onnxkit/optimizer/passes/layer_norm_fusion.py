@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from onnxkit.optimizer.graph import attr
+from onnxkit.optimizer.nodes import attr
 from onnxkit.optimizer.passes._util import UNKNOWN, is_float, normalize_axes, operand
 from onnxkit.optimizer.pattern import RewriteRule, RulePass
 

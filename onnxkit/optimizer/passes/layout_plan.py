@@ -16,7 +16,8 @@ from __future__ import annotations
 import json
 
 from onnxkit.optimizer.base import Pass, PassContext
-from onnxkit.optimizer.graph import Graph, attr
+from onnxkit.optimizer.graph import Graph
+from onnxkit.optimizer.nodes import attr
 
 KEY = "onnxkit.layout"
 

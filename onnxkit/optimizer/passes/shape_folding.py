@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from onnxkit.optimizer.base import Pass, PassContext
-from onnxkit.optimizer.graph import Edit, Graph, attr
+from onnxkit.optimizer.graph import Edit, Graph
+from onnxkit.optimizer.nodes import attr
 
 
 def shape_slice(dims: tuple, start: int, end: int | None) -> tuple:

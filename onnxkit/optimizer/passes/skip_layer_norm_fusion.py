@@ -10,7 +10,7 @@ must be unused. See docs/onnxkit-domain.md.
 
 from __future__ import annotations
 
-from onnxkit.optimizer.graph import attr
+from onnxkit.optimizer.nodes import attr
 from onnxkit.optimizer.pattern import RewriteRule, RulePass
 
 
