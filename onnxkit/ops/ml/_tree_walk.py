@@ -47,9 +47,10 @@ def leaves(forest: Forest, X: np.ndarray) -> np.ndarray:
     pos = np.broadcast_to(forest.roots, (n_rows, len(forest.roots))).copy()
     if n_rows == 0 or len(forest.roots) == 0:
         return pos
-    if X.shape[1] and forest.feature.size and forest.feature[~forest.is_leaf].max(initial=-1) >= X.shape[1]:
+    read = forest.feature[~forest.is_leaf]
+    if read.size and (read.max() >= X.shape[1] or read.min() < 0):
         raise AttributeMismatchError(
-            f"the trees read feature {int(forest.feature[~forest.is_leaf].max())}, "
+            f"the trees read features {int(read.min())}..{int(read.max())}, "
             f"the input has {X.shape[1]} features")
     rows, cols = np.nonzero(~forest.is_leaf[pos])
     single_mode = int(forest.mode[0]) if np.all(forest.mode == forest.mode[0]) else None
@@ -116,6 +117,20 @@ def aggregate(forest: Forest, pos: np.ndarray, leaf: np.ndarray, target: np.ndar
     for t in range(n_trees):
         out = reduce(out, table[pos[:, t]])
     return np.where(out == fill, dtype(0), out)
+
+
+def pick(floats, as_tensor, name):
+    """The float attribute or its double ``_as_tensor`` twin (not both)."""
+    if floats is not None and as_tensor is not None:
+        raise AttributeMismatchError(f"set {name} or {name}_as_tensor, not both")
+    if as_tensor is not None:
+        return np.asarray(as_tensor, dtype=np.float64).reshape(-1)
+    return None if floats is None else np.asarray(floats, dtype=np.float32).astype(np.float64)
+
+
+def int_ids(values) -> np.ndarray:
+    """An optional INTS attribute as an int64 array (empty when absent)."""
+    return np.asarray([] if values is None else values, dtype=np.int64)
 
 
 def legacy_forest(treeids, nodeids, featureids, values, modes, truenodeids, falsenodeids,

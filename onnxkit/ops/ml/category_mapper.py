@@ -13,8 +13,8 @@ from onnxkit.ops.registry import ML_DOMAIN, op
 @op("CategoryMapper", 1, domain=ML_DOMAIN)
 def category_mapper(X, *, cats_int64s=None, cats_strings=None, default_int64=-1,
                     default_string="_Unused"):
-    ints = list(cats_int64s or [])
-    strings = list(cats_strings or [])
+    ints = [] if cats_int64s is None else list(cats_int64s)
+    strings = [] if cats_strings is None else list(cats_strings)
     if len(ints) != len(strings):
         raise AttributeMismatchError(
             f"cats_int64s has {len(ints)} entries, cats_strings {len(strings)}; they must match")

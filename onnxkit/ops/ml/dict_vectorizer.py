@@ -13,7 +13,7 @@ from onnxkit.ops.registry import ML_DOMAIN, op
 
 @op("DictVectorizer", 1, domain=ML_DOMAIN)
 def dict_vectorizer(X, *, int64_vocabulary=None, string_vocabulary=None):
-    vocabulary = list(string_vocabulary) if string_vocabulary else list(int64_vocabulary or [])
+    vocabulary = list(string_vocabulary) if string_vocabulary else list(int64_vocabulary if int64_vocabulary is not None else [])
     if not vocabulary:
         raise AttributeMismatchError("DictVectorizer needs int64_vocabulary or string_vocabulary")
     maps = [X] if isinstance(X, dict) else list(X)

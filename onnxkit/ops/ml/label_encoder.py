@@ -50,7 +50,7 @@ def label_encoder_v2(X, *, default_float=-0.0, default_int64=-1, default_string=
 
 @op("LabelEncoder", 1, domain=ML_DOMAIN)
 def label_encoder_v1(X, *, classes_strings=None, default_int64=-1, default_string="_Unused"):
-    classes = np.array(list(classes_strings or []), dtype=object)
+    classes = np.array([] if classes_strings is None else list(classes_strings), dtype=object)
     indices = np.arange(classes.size, dtype=np.int64)
     if X.dtype == object:
         return _lookup(X, classes, indices, default_int64)

@@ -17,10 +17,10 @@ from onnxkit.runtime.limits import check_allocation
 @op("OneHotEncoder", 1, domain=ML_DOMAIN)
 def one_hot_encoder(X, *, cats_int64s=None, cats_strings=None, zeros=1):
     if X.dtype == object:
-        cats = list(cats_strings or [])
+        cats = [] if cats_strings is None else list(cats_strings)
         values = X.reshape(-1).tolist()
     else:
-        cats = [int(c) for c in (cats_int64s or [])]
+        cats = [] if cats_int64s is None else [int(c) for c in cats_int64s]
         values = X.reshape(-1).astype(np.int64).tolist()
     if not cats:
         kind = "cats_strings" if X.dtype == object else "cats_int64s"

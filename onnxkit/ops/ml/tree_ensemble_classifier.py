@@ -16,8 +16,7 @@ import numpy as np
 
 from onnxkit.ops.ml._labels import class_labels, pick_labels, second_class
 from onnxkit.ops.ml._post_transform import apply_post_transform, as_batch, post_transform_name
-from onnxkit.ops.ml._tree_walk import aggregate, leaves, legacy_forest
-from onnxkit.ops.ml.tree_ensemble_regressor import pick
+from onnxkit.ops.ml._tree_walk import aggregate, int_ids, leaves, legacy_forest, pick
 from onnxkit.ops.registry import ML_DOMAIN, op
 
 
@@ -43,7 +42,7 @@ def tree_ensemble_classifier(X, *, base_values=None, base_values_as_tensor=None,
     ids = np.asarray(class_ids if class_ids is not None else [], dtype=np.int64)
     weights = np.zeros(0) if weights is None else weights
     n_classes = max(labels.size, int(ids.max(initial=-1)) + 1)
-    leaf = lookup.find(class_treeids or [], class_nodeids or [])
+    leaf = lookup.find(int_ids(class_treeids), int_ids(class_nodeids))
     pos = leaves(forest, X)
     dtype = np.float64 if class_weights_as_tensor is not None else np.float32
     score = aggregate(forest, pos, leaf, ids, weights, n_classes, "SUM", dtype)

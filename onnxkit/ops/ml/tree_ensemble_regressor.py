@@ -12,19 +12,9 @@ https://onnx.ai/onnx/operators/onnx_aionnxml_TreeEnsembleRegressor.html
 
 import numpy as np
 
-from onnxkit.errors import AttributeMismatchError
 from onnxkit.ops.ml._post_transform import apply_post_transform, as_batch
-from onnxkit.ops.ml._tree_walk import aggregate, leaves, legacy_forest
+from onnxkit.ops.ml._tree_walk import aggregate, int_ids, leaves, legacy_forest, pick
 from onnxkit.ops.registry import ML_DOMAIN, op
-
-
-def pick(floats, as_tensor, name):
-    """The float attribute or its double ``_as_tensor`` twin (not both)."""
-    if floats is not None and as_tensor is not None:
-        raise AttributeMismatchError(f"set {name} or {name}_as_tensor, not both")
-    if as_tensor is not None:
-        return np.asarray(as_tensor, dtype=np.float64).reshape(-1)
-    return None if floats is None else np.asarray(floats, dtype=np.float32).astype(np.float64)
 
 
 @op("TreeEnsembleRegressor", 3, 5, domain=ML_DOMAIN)
@@ -49,7 +39,7 @@ def tree_ensemble_regressor(X, *, aggregate_function="SUM", base_values=None,
         weights = np.zeros(0)
     if n_targets is None:
         n_targets = int(targets.max(initial=0)) + 1
-    leaf = lookup.find(target_treeids or [], target_nodeids or [])
+    leaf = lookup.find(int_ids(target_treeids), int_ids(target_nodeids))
     pos = leaves(forest, X)
     dtype = np.float64 if target_weights_as_tensor is not None else np.float32
     scores = aggregate(forest, pos, leaf, targets, weights, n_targets, aggregate_function, dtype)

@@ -78,7 +78,9 @@ def _gemm(ins, out, g, attrs):
 
 
 def _transpose(ins, out, g, attrs):
-    perm = attrs.get("perm") or list(range(ins[0].ndim))[::-1]
+    perm = attrs.get("perm")
+    if perm is None:
+        perm = list(range(ins[0].ndim))[::-1]
     return [np.transpose(g, np.argsort(perm))]
 
 

@@ -20,7 +20,7 @@ from onnxkit.ops.training._grad_rules import RULES
 
 @op("Gradient", 1, domain=TRAINING_DOMAIN, context=True)
 def gradient(*inputs, xs, y, zs=None, ctx):
-    zs = list(zs or [])
+    zs = [] if zs is None else list(zs)
     if len(inputs) != len(xs) + len(zs):
         raise InputError(f"{describe_node(ctx.node)}: takes one input per name in xs and zs "
                          f"({len(xs) + len(zs)}), got {len(inputs)}")
