@@ -65,3 +65,25 @@ def test_scripted_data_dependent_control_flow(sign):
     # and against the module itself
     want = torch_zoo.DataDependent()(torch.from_numpy(x), torch.tensor(3)).numpy()
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("family", ["TinyResNet", "TinyEncoder", "TinyLSTM"])
+def test_command_line_info_and_run_on_exports(family, tmp_path, capsys):
+    from onnxkit.cli import main
+
+    module = _seeded(getattr(torch_zoo, family))
+    example = {"TinyResNet": torch.randn(1, 3, 32, 32), "TinyEncoder": torch.randint(0, 50, (1, 12)),
+               "TinyLSTM": torch.randn(1, 7, 8)}[family]
+    model = export_module(module, (example,), input_names=["inp"])
+    path = tmp_path / f"{family}.onnx"
+    path.write_bytes(model.SerializeToString())
+    assert main(["info", str(path)]) == 0
+    info = capsys.readouterr().out
+    assert f"inp: tensor({'int64' if family == 'TinyEncoder' else 'float'})" in info
+    assert main(["run", str(path), "-o", str(tmp_path / "out")]) == 0
+    (out_file,) = (tmp_path / "out").iterdir()
+    saved = np.load(out_file)
+    # the saved output is what onnxruntime computes on the same (seeded) random input
+    from onnxkit.inputs import random_feeds
+    want = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, random_feeds(model))[0]
+    np.testing.assert_allclose(saved, want, rtol=RTOL, atol=ATOL)
