@@ -321,9 +321,9 @@ class Graph:
             setattr(m, fname, getattr(self.model, fname))
         m.ir_version = self.ir_version
         m.opset_import.extend(self.model.opset_import)
-        for domain, version in sorted(self.opsets.items()):
-            if domain not in {normalize_domain(o.domain) for o in m.opset_import}:
-                m.opset_import.append(helper.make_opsetid(domain, version))
+        imported = {normalize_domain(o.domain) for o in m.opset_import}
+        for domain in sorted({normalize_domain(n.domain) for n in self.nodes} - imported):
+            m.opset_import.append(helper.make_opsetid(domain, self.opsets.get(domain, 1)))
         m.metadata_props.extend(p for p in self.model.metadata_props if p.key not in self.metadata)
         for key, value in self.metadata.items():
             m.metadata_props.add(key=key, value=value)
