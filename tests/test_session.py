@@ -124,3 +124,18 @@ def test_model_local_function_with_attribute_reference():
     """
     y, = onnxkit.run(model, {"x": np.array([-1, 0.5, 2], np.float32)})
     np.testing.assert_array_equal(y, np.array([0, 1, 4], np.float32))
+
+
+def test_gradient_keeps_the_values_it_rereads_alive():
+    # `c` is read only by Mul before Gradient runs; Gradient re-runs Mul, so c must survive.
+    model = """
+    <ir_version: 8, opset_import: ["" : 18, "ai.onnx.preview.training" : 1]>
+    g (float[2] a, float[2] c) => (float[2] y, float[2] da) {
+      y = Mul(a, c)
+      da = ai.onnx.preview.training.Gradient <xs = ["a"], y = "y"> (a)
+    }
+    """
+    a, c = np.array([1.0, 2.0], np.float32), np.array([3.0, 5.0], np.float32)
+    y, da = onnxkit.run(model, {"a": a, "c": c})
+    np.testing.assert_array_equal(y, a * c)
+    np.testing.assert_array_equal(da, c)  # d(a*c)/da = c

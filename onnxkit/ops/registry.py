@@ -49,6 +49,7 @@ class Kernel:
     required: frozenset = field(default=frozenset(), compare=False)
     accepts_any_attribute: bool = field(default=False, compare=False)
     max_inputs: int | None = field(default=None, compare=False)
+    reads_graph: bool = field(default=False, compare=False)
 
     @property
     def qualified_name(self) -> str:
@@ -120,8 +121,13 @@ REFERENCE = Registry("reference")
 
 
 def op(op_type: str, *versions: int, domain: str = "", context: bool = False,
-       registry: Registry = REFERENCE) -> Callable[[Callable], Callable]:
-    """Register ``fn`` as the kernel of ``op_type`` for each listed ``since_version``."""
+       reads_graph: bool = False, registry: Registry = REFERENCE) -> Callable[[Callable], Callable]:
+    """Register ``fn`` as the kernel of ``op_type`` for each listed ``since_version``.
+
+    ``reads_graph=True`` (with ``context=True``): the kernel reads values of its enclosing
+    graph beyond its inputs (``Gradient`` re-runs part of it), so the planner keeps every
+    value defined before it alive until it has run.
+    """
     if not versions:
         raise ValueError(f"@op({op_type!r}) must name at least one since_version")
 
@@ -129,7 +135,7 @@ def op(op_type: str, *versions: int, domain: str = "", context: bool = False,
         attrs, required, any_attr, max_inputs = _signature_facts(fn, context)
         for version in versions:
             registry.add(Kernel(normalize_domain(domain), op_type, version, fn, context,
-                                registry.name, attrs, required, any_attr, max_inputs))
+                                registry.name, attrs, required, any_attr, max_inputs, reads_graph))
         return fn
 
     return decorate

@@ -105,7 +105,10 @@ def compile_graph(graph: GraphProto, opsets: dict[str, int], ctx: PlanContext,
     for node in nodes:
         step, free = compile_node(node, opsets, ctx, visible, path, depth, caller_attrs)
         steps.append(step)
-        uses.append({i for i in node.input if i} | free)
+        used = {i for i in node.input if i} | free
+        if step.kernel.reads_graph:  # e.g. Gradient: everything defined so far stays alive
+            used |= local
+        uses.append(used)
         local.update(o for o in node.output if o)
 
     outputs = [o.name for o in graph.output]

@@ -18,7 +18,7 @@ from onnxkit.ops.registry import TRAINING_DOMAIN, op
 from onnxkit.ops.training._grad_rules import RULES
 
 
-@op("Gradient", 1, domain=TRAINING_DOMAIN, context=True)
+@op("Gradient", 1, domain=TRAINING_DOMAIN, context=True, reads_graph=True)
 def gradient(*inputs, xs, y, zs=None, ctx):
     zs = [] if zs is None else list(zs)
     if len(inputs) != len(xs) + len(zs):
