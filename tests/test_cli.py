@@ -62,3 +62,19 @@ def test_conformance_writes_report(tmp_path, capsys):
     assert data["counts"]["pass"] == 1 and data["operators"]["Relu"]["pass"] == 1
     assert (out / "conformance-reference.png").stat().st_size > 1000
     assert "1 / 1 passed" in (out / "conformance-reference.md").read_text()
+
+
+@pytest.mark.parametrize("backend", ["onnxkit.backend", "onnxruntime", "onnx.reference"])
+def test_conformance_runs_other_runtimes(backend, tmp_path):
+    out = tmp_path / "report"
+    assert main(["conformance", "--backend", backend, "-k", "^test_(relu|loop11)$", "-j", "1",
+                 "--out", str(out)]) == 0
+    (json_file,) = out.glob("*.json")
+    data = json.loads(json_file.read_text())
+    assert data["backend"] == backend
+    assert data["counts"]["pass"] == 2, data["cases"]
+
+
+def test_conformance_unknown_backend_is_a_clear_error(capsys):
+    assert main(["conformance", "--backend", "no_such_runtime_xyz", "-k", "^test_relu$", "-j", "2"]) == 1
+    assert "unknown backend 'no_such_runtime_xyz'" in capsys.readouterr().err

@@ -41,6 +41,9 @@ def run_suite(backend: str, cases: list[Case], jobs: int | None = None,
     """Run ``cases`` on ``backend``; excluded cases are reported as skipped with their reason."""
     from tqdm.auto import tqdm
 
+    from onnxkit.conformance.backends import resolve_backend
+
+    resolve_backend(backend)  # an unknown backend fails here, clearly, not inside a worker
     excluded = excluded or {}
     report = Report(backend, onnx_version=onnx.__version__)
     todo = []
