@@ -42,11 +42,14 @@ def load(model: ModelLike, *, base_dir: str | os.PathLike | None = None) -> Mode
         if isinstance(model, str) and _looks_like_text_syntax(text):
             return parse_text(text)
         path = Path(text)
-        if not path.exists():
-            raise ModelLoadError(f"no such model file: {text!r}")
-        if path.is_dir():
-            raise ModelLoadError(f"{text!r} is a folder, not an ONNX model file")
-        data = path.read_bytes()
+        try:
+            if not path.exists():
+                raise ModelLoadError(f"no such model file: {text!r}")
+            if path.is_dir():
+                raise ModelLoadError(f"{text!r} is a folder, not an ONNX model file")
+            data = path.read_bytes()
+        except (OSError, ValueError) as exc:  # unreadable, or a NUL in the path
+            raise ModelLoadError(f"cannot read the model file {text!r}: {exc}") from exc
         proto = parse_bytes(data, repr(text))
         load_external_data(proto, Path(base_dir) if base_dir is not None else path.parent)
         return proto
@@ -137,17 +140,22 @@ def load_external_data(model: ModelProto, base_dir: Path) -> None:
         info = {e.key: e.value for e in tensor.external_data}
         location = info.get("location", "")
         target = safe_external_path(root, location, tensor.name)
-        size = target.stat().st_size
         offset = _nonnegative_int(info.get("offset", "0"), "offset", tensor.name)
-        length = _nonnegative_int(info["length"], "length", tensor.name) if "length" in info else size - offset
-        if offset > size or offset + length > size:
-            raise ModelLoadError(
-                f"tensor {tensor.name!r}: external data range offset={offset} length={length} "
-                f"runs past the end of {location!r} ({size} bytes)"
-            )
-        with open(target, "rb") as f:
-            f.seek(offset)
-            tensor.raw_data = f.read(length)
+        try:
+            size = target.stat().st_size
+            length = (_nonnegative_int(info["length"], "length", tensor.name) if "length" in info
+                      else size - offset)
+            if offset > size or offset + length > size:
+                raise ModelLoadError(
+                    f"tensor {tensor.name!r}: external data range offset={offset} length={length} "
+                    f"runs past the end of {location!r} ({size} bytes)"
+                )
+            with open(target, "rb") as f:
+                f.seek(offset)
+                tensor.raw_data = f.read(length)
+        except OSError as exc:  # a file that vanished or cannot be read: still a load error
+            raise ModelLoadError(f"tensor {tensor.name!r}: cannot read external data {location!r}: "
+                                 f"{exc}") from exc
         del tensor.external_data[:]
         tensor.data_location = TensorProto.DEFAULT
 
@@ -156,6 +164,8 @@ def safe_external_path(root: Path, location: str, tensor_name: str) -> Path:
     """The file ``location`` names, provided it lies inside ``root``."""
     if not location:
         raise UnsafeModelError(f"tensor {tensor_name!r} is external but names no location")
+    if "\x00" in location:
+        raise UnsafeModelError(f"tensor {tensor_name!r}: external data path {location!r} holds a NUL byte")
     if os.path.isabs(location) or location.startswith(("/", "\\")) or ":" in location[:3]:
         raise UnsafeModelError(
             f"tensor {tensor_name!r}: external data path {location!r} is absolute; only files "
@@ -166,14 +176,18 @@ def safe_external_path(root: Path, location: str, tensor_name: str) -> Path:
         raise UnsafeModelError(
             f"tensor {tensor_name!r}: external data path {location!r} climbs out with '..'"
         )
-    target = (root / location).resolve()
-    if root != target and root not in target.parents:
-        raise UnsafeModelError(
-            f"tensor {tensor_name!r}: external data {location!r} resolves to {str(target)!r}, "
-            f"outside the model's folder (a symlink?)"
-        )
-    if not target.is_file():
-        raise ModelLoadError(f"tensor {tensor_name!r}: external data file {location!r} not found")
+    try:
+        target = (root / location).resolve()
+        if root != target and root not in target.parents:
+            raise UnsafeModelError(
+                f"tensor {tensor_name!r}: external data {location!r} resolves to {str(target)!r}, "
+                f"outside the model's folder (a symlink?)"
+            )
+        if not target.is_file():
+            raise ModelLoadError(f"tensor {tensor_name!r}: external data file {location!r} not found")
+    except (OSError, RuntimeError) as exc:  # a name too long, a symlink loop (RuntimeError < 3.13)
+        raise ModelLoadError(f"tensor {tensor_name!r}: external data path {location!r} cannot be "
+                             f"resolved: {exc}") from exc
     return target
 
 

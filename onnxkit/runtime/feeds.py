@@ -66,7 +66,11 @@ def _check_tensor(vi: ValueInfoProto, value: Any) -> np.ndarray:
             )
         value = np.asarray(value)
     if tt.elem_type != TensorProto.UNDEFINED:
-        expected = np_dtype(tt.elem_type)
+        try:
+            expected = np_dtype(tt.elem_type)
+        except (KeyError, ValueError, TypeError):
+            raise InputError(f"input {vi.name!r} is declared as {type_string(vi.type)}, an element "
+                             f"type onnxkit cannot hold") from None
         if expected == np.dtype(object) and value.dtype.kind in "OUS":
             value = value.astype(object)
         elif value.dtype != expected:

@@ -24,6 +24,9 @@ def np_dtype(elem_type: int) -> np.dtype:
 
 
 def elem_type_name(elem_type: int) -> str:
+    """``float``, ``int64``...; ``unknown(99)`` for a number no ONNX version defines."""
+    if elem_type not in TensorProto.DataType.values():
+        return f"unknown({elem_type})"
     return TensorProto.DataType.Name(elem_type).lower()
 
 

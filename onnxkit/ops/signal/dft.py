@@ -15,6 +15,7 @@ import numpy as np
 from onnxkit.errors import InputError, describe_node
 from onnxkit.ops.registry import op
 from onnxkit.ops.signal._complex import from_complex, to_complex
+from onnxkit.runtime.limits import check_allocation
 
 
 @op("DFT", 20, context=True)
@@ -43,6 +44,11 @@ def _dft(x: np.ndarray, dft_length, axis: int, inverse: int, onesided: int, node
         n = int(dft_length.reshape(-1)[0])
     else:
         n = 2 * (length - 1) if onesided and inverse else length
+    if n < 1:
+        raise InputError(f"{describe_node(node)}: dft_length must be at least 1, got {n}")
+    shape = list(signal.shape)
+    shape[axis] = n
+    check_allocation(shape, signal.dtype, f"{describe_node(node)}: DFT spectrum")
     if onesided and inverse:
         return np.fft.irfft(signal, n=n, axis=axis)[..., None].astype(x.dtype)
     spectrum = np.fft.ifft(signal, n=n, axis=axis) if inverse else np.fft.fft(signal, n=n, axis=axis)
