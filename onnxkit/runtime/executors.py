@@ -38,7 +38,30 @@ class Executor:
 
 
 class CpuExecutor(Executor):
+    """Numba kernels first, reference kernels for the rest; outputs in reused buffers.
+
+    Each executor (one per Session) owns a ``BufferPool``: while a kernel runs, the
+    pool is the current one, and the kernel's ``empty(shape, dtype)`` takes a buffer
+    that no live value holds any more (see ``onnxkit.kernels.cpu._buffers``).
+    """
+
     name = "cpu"
+
+    def __init__(self, registries: tuple[Registry, ...]):
+        from onnxkit.kernels.cpu._buffers import BufferPool, release, using_pool
+
+        super().__init__(registries)
+        self.pool = BufferPool()
+        self._using, self._release = using_pool, release
+
+    def invoke(self, kernel: Kernel, args: list, attrs: dict, ctx) -> Any:
+        token = self._using(self.pool)
+        try:
+            if ctx is None:
+                return kernel.fn(*args, **attrs)
+            return kernel.fn(*args, ctx=ctx, **attrs)
+        finally:
+            self._release(token)
 
 
 def _reference() -> Executor:

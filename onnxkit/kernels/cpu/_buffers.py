@@ -1,0 +1,93 @@
+"""Output buffers that are reused from one node (and one run) to the next.
+
+A fresh numpy array of a few MiB is a fresh ``mmap``: every page faults on first write,
+which can cost as much as the kernel that fills it. The ``cpu`` executor gives each
+session a ``BufferPool``; kernels ask it for their outputs and scratch space::
+
+    y = empty((n, m, h, w), np.float32)      # a pooled buffer when a run is under way
+
+The pool owns one flat byte array per buffer and hands out views of it. A buffer is
+free again when nothing but the pool refers to it: the evaluator dropped the value
+after its last reader and no view of it is alive (a view keeps its base alive, so a
+Reshape of a pooled value keeps the buffer busy). Reading the reference count is how
+the pool knows; the runtime needs no hook for it.
+
+Outside a run (a kernel called directly, as the tests do) ``empty`` is ``np.empty``.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from contextvars import ContextVar
+
+import numpy as np
+
+# a free buffer's count: the pool's list entry + getrefcount's own argument
+_FREE_REFS = 2
+_SMALL = 1 << 12  # below this, np.empty is as fast as any pool
+
+
+class BufferPool:
+    """Byte buffers keyed by size; ``take`` returns one nobody else holds, or a new one."""
+
+    def __init__(self, max_bytes: int = 1 << 30):
+        self.max_bytes = max_bytes  # above this, new buffers are not kept
+        self.held_bytes = 0
+        self.peak_bytes = 0
+        self.new_buffers = 0
+        self.reused = 0
+        self._by_size: dict[int, list[np.ndarray]] = {}
+        self._lock = threading.Lock()
+
+    def take(self, nbytes: int) -> np.ndarray:
+        with self._lock:
+            bucket = self._by_size.get(nbytes)
+            if bucket is not None:
+                for raw in bucket:
+                    if sys.getrefcount(raw) <= _FREE_REFS + 1:  # + the loop variable
+                        self.reused += 1
+                        return raw
+            raw = np.empty(nbytes, dtype=np.uint8)
+            self.new_buffers += 1
+            if self.held_bytes + nbytes <= self.max_bytes:
+                self._by_size.setdefault(nbytes, []).append(raw)
+                self.held_bytes += nbytes
+                self.peak_bytes = max(self.peak_bytes, self.held_bytes)
+            return raw
+
+    def clear(self) -> None:
+        with self._lock:
+            self._by_size.clear()
+            self.held_bytes = 0
+
+    def stats(self) -> dict:
+        return {"buffers": sum(len(b) for b in self._by_size.values()),
+                "held_bytes": self.held_bytes, "new_buffers": self.new_buffers,
+                "reused": self.reused}
+
+
+_CURRENT: ContextVar[BufferPool | None] = ContextVar("onnxkit_cpu_pool", default=None)
+
+
+def using_pool(pool: BufferPool | None):
+    """Make ``pool`` the one ``empty`` draws from; returns the token for ``release``."""
+    return _CURRENT.set(pool)
+
+
+def release(token) -> None:
+    _CURRENT.reset(token)
+
+
+def empty(shape, dtype=np.float32) -> np.ndarray:
+    """An uninitialized C-contiguous array, from the current pool when there is one."""
+    dtype = np.dtype(dtype)
+    shape = tuple(int(s) for s in shape)
+    count = 1
+    for s in shape:
+        count *= s
+    nbytes = count * dtype.itemsize
+    pool = _CURRENT.get()
+    if pool is None or nbytes < _SMALL:
+        return np.empty(shape, dtype=dtype)
+    return pool.take(nbytes).view(dtype).reshape(shape)

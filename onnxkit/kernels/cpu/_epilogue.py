@@ -1,0 +1,90 @@
+"""The fused epilogue of Conv, Gemm and MatMul: one pass over the product.
+
+    for each row r of Y (rows x cols):
+        Y[r, :] = activation(Y[r, :] + bias + Z[r, :])
+    bias is per row (Conv: bias[r % M] for output channel r % M) or per column
+    (Gemm / MatMul: bias[col]); Z (a residual) and the bias are optional.
+
+The product is still in cache when this runs, so bias, residual and activation cost
+one read and one write instead of one of each per operator.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from onnxkit.kernels.cpu._math import FASTMATH, NONE, activate, activation_code
+from onnxkit.ops.fused._common import activate as reference_activate
+
+_NO_MATRIX = np.zeros((1, 1), dtype=np.float32)
+
+
+@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+def finish_rows(y, bias, z, has_z, code, p0, p1):
+    """y[r, :] = act(y[r, :] + bias[r % len(bias)] + z[r, :])  (z optional)."""
+    rows, cols = y.shape
+    m = len(bias)
+    for r in range(rows):
+        b = bias[r % m]
+        if has_z:
+            for i in range(cols):
+                y[r, i] = activate(y[r, i] + b + z[r, i], code, p0, p1)
+        else:
+            for i in range(cols):
+                y[r, i] = activate(y[r, i] + b, code, p0, p1)
+
+
+@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+def finish_cols(y, bias, z, has_bias, has_z, code, p0, p1):
+    """y[r, i] = act(y[r, i] + bias[i] + z[r, i])  (bias, z optional)."""
+    rows, cols = y.shape
+    for r in range(rows):
+        if has_bias and has_z:
+            for i in range(cols):
+                y[r, i] = activate(y[r, i] + bias[i] + z[r, i], code, p0, p1)
+        elif has_bias:
+            for i in range(cols):
+                y[r, i] = activate(y[r, i] + bias[i], code, p0, p1)
+        elif has_z:
+            for i in range(cols):
+                y[r, i] = activate(y[r, i] + z[r, i], code, p0, p1)
+        else:
+            for i in range(cols):
+                y[r, i] = activate(y[r, i], code, p0, p1)
+
+
+def _params(y, p0, p1):
+    t = y.dtype.type
+    return t(p0), t(p1)
+
+
+def epilogue_rows(y2d, bias, z2d, activation="", params=None):
+    """Bias per row (cycled every ``len(bias)`` rows), residual, activation, in place.
+
+    Returns y2d (or, for an activation left to the reference, a new array).
+    """
+    code = activation_code(activation, params)
+    act, p0, p1 = code if code is not None else (NONE, 0.0, 0.0)
+    if bias is not None or z2d is not None or act != NONE:
+        b = np.zeros(1, y2d.dtype) if bias is None else bias
+        z = _NO_MATRIX.astype(y2d.dtype) if z2d is None else z2d
+        p0, p1 = _params(y2d, p0, p1)
+        finish_rows(y2d, b, z, z2d is not None, act, p0, p1)
+    if code is None:
+        return reference_activate(y2d, activation, params)
+    return y2d
+
+
+def epilogue_cols(y2d, bias, z2d, activation="", params=None):
+    """Bias per column, residual, activation, in place (see ``epilogue_rows``)."""
+    code = activation_code(activation, params)
+    act, p0, p1 = code if code is not None else (NONE, 0.0, 0.0)
+    if bias is not None or z2d is not None or act != NONE:
+        b = np.zeros(1, y2d.dtype) if bias is None else bias
+        z = _NO_MATRIX.astype(y2d.dtype) if z2d is None else z2d
+        p0, p1 = _params(y2d, p0, p1)
+        finish_cols(y2d, b, z, bias is not None, z2d is not None, act, p0, p1)
+    if code is None:
+        return reference_activate(y2d, activation, params)
+    return y2d

@@ -1,0 +1,128 @@
+"""im2col for 2-D windows, and the clamped ranges that keep its loops branch-free.
+
+    cols[(c * KH + i) * KW + j, oh * OW + ow] = X[c, oh*sh + i*dh - pt, ow*sw + j*dw - pl]
+                                                (0 where that falls in the padding)
+
+For one tap (i, j) the output columns ``ow`` that read inside the row form one range
+``[lo, hi)`` and the output rows ``oh`` one range too (``valid_range``): the loops copy
+those ranges and fill the rest with zeros, instead of testing every element.
+
+With stride 1 along the width and OW == W (the usual "same" padding), a tap's whole
+row of ``cols`` is the input plane shifted by ``(i*dh - pt) * W + j*dw - pl``: one
+contiguous copy, then zeros on the |j*dw - pl| columns that wrapped around a row edge.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+
+@njit(inline="always")
+def ceil_div(a, b):
+    return -((-a) // b)
+
+
+@njit(inline="always")
+def valid_range(offset, stride, size, out):
+    """The ``o`` in [0, out) with 0 <= o * stride + offset < size, as [lo, hi)."""
+    lo = max(0, ceil_div(-offset, stride))
+    hi = min(out, ceil_div(size - offset, stride))
+    return lo, max(lo, hi)
+
+
+# Loops over views that start at 0 vectorize; offsets inside the index do not.
+@njit(inline="always")
+def _fill(dst, start, stop):
+    d = dst[start:stop]
+    for k in range(d.size):
+        d[k] = 0
+
+
+@njit(inline="always")
+def _copy(dst, d0, src, s0, n):
+    d = dst[d0:d0 + n]
+    s = src[s0:s0 + n]
+    for t in range(n):
+        d[t] = s[t]
+
+
+@njit(cache=True, error_model="numpy")
+def phases(x, s, out):
+    """x (P, H, W) -> out (P, H, s, ceil(W/s)): out[p, h, r, w] = x[p, h, w*s + r] (0 past W).
+
+    With the column phases apart, a stride-s window tap reads a contiguous run.
+    """
+    planes, height, width = x.shape
+    wq = out.shape[3]
+    for p in range(planes):
+        for h in range(height):
+            row = x[p, h]
+            if s == 2:
+                even = out[p, h, 0]
+                odd = out[p, h, 1]
+                half = width // 2
+                for w in range(half):
+                    even[w] = row[2 * w]
+                    odd[w] = row[2 * w + 1]
+                if width % 2:
+                    even[half] = row[width - 1]
+                    odd[half] = 0
+                continue
+            for r in range(s):
+                dst = out[p, h, r]
+                n = (width - r + s - 1) // s
+                src = row[r:]
+                for w in range(n):
+                    dst[w] = src[w * s]
+                for w in range(n, wq):
+                    dst[w] = 0
+
+
+def phase_shape(shape, s):
+    """The ``out`` shape ``phases`` fills for planes of ``shape`` (P, H, W)."""
+    return (shape[0], shape[1], s, -(-shape[2] // s))
+
+
+@njit(cache=True, error_model="numpy")
+def im2col(x, xp, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh_n, ow_n):
+    """x: (C, H, W) -> cols: (C * kh * kw, oh_n * ow_n), see the module docstring.
+
+    ``xp`` is ``phases(x, sw)`` when sw > 1 (unused otherwise).
+    """
+    channels, height, width = x.shape
+    plane = height * width
+    shifted = sw == 1 and ow_n == width
+    for c in range(channels):
+        src = x[c].reshape(plane)
+        for i in range(kh):
+            oh_lo, oh_hi = valid_range(i * dh - pt, sh, height, oh_n)
+            for j in range(kw):
+                dst = cols[(c * kh + i) * kw + j]
+                off = j * dw - pl
+                lo, hi = valid_range(off, sw, width, ow_n)
+                _fill(dst, 0, oh_lo * ow_n)
+                _fill(dst, oh_hi * ow_n, oh_n * ow_n)
+                if oh_lo >= oh_hi:
+                    continue
+                if shifted and sh == 1:
+                    shift = (i * dh - pt) * width + off
+                    start = max(oh_lo * ow_n, -shift)
+                    stop = min(oh_hi * ow_n, plane - shift)
+                    _copy(dst, start, src, start + shift, stop - start)
+                    _fill(dst, oh_lo * ow_n, start)
+                    _fill(dst, stop, oh_hi * ow_n)
+                    for oh in range(oh_lo, oh_hi):
+                        _fill(dst, oh * ow_n, oh * ow_n + lo)
+                        _fill(dst, oh * ow_n + hi, oh * ow_n + ow_n)
+                    continue
+                r = off % sw
+                q = (off - r) // sw  # column ow*sw + off is phase r, index ow + q
+                for oh in range(oh_lo, oh_hi):
+                    base = oh * ow_n
+                    ih = oh * sh + i * dh - pt
+                    _fill(dst, base, base + lo)
+                    if sw == 1:
+                        _copy(dst, base + lo, src, ih * width + lo + off, hi - lo)
+                    else:
+                        _copy(dst, base + lo, xp[c, ih, r], lo + q, hi - lo)
+                    _fill(dst, base + hi, base + ow_n)

@@ -1,0 +1,100 @@
+"""Scalar math the Numba kernels inline: activations by code, and a vectorizable erf.
+
+Numba has no SIMD ``math.erf`` (it calls libm once per element), so ``erf`` here is a
+rational function fitted to erf on [0, 4] (odd numerator, even denominator in t = x^2,
+absolute error below 4e-7 in float32); beyond 4, erf(x) is +-1 in float32.
+
+    erf(x) = x * P(t) / Q(t),  t = min(x^2, 16)
+
+Activations (the ``activation`` attribute of the onnxkit fused operators, see
+``onnxkit.ops.fused._common``) are passed to kernels as a small integer code and two
+float parameters; ``activation_code`` maps names to codes and returns None for the ones
+the kernels leave to the reference (Sigmoid, Tanh, Elu, GeluTanh).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+# fast-math without nnan/ninf: reductions may reassociate, NaN and inf stay honest
+FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
+
+NONE, RELU, CLIP, LEAKY_RELU, HARD_SIGMOID, HARD_SWISH, GELU, ERF = range(8)
+
+_ERF_P = (1.1283791792444762, 0.18471938419709039, 0.05436675285234385,
+          0.00384440027594924, 0.00038415619641478, 4.818248656796376e-06,
+          -1.3858302861155739e-08)
+_ERF_Q = (1.0, 0.4970368198545376, 0.11385927299238227, 0.015468011572308467,
+          0.0013125799768338967, 6.437150660389838e-05)
+P0, P1, P2, P3, P4, P5, P6 = (np.float32(c) for c in _ERF_P)
+Q0, Q1, Q2, Q3, Q4, Q5 = (np.float32(c) for c in _ERF_Q)
+INV_SQRT2 = np.float32(1.0 / math.sqrt(2.0))
+F0, F1, F4, F6, HALF = np.float32(0), np.float32(1), np.float32(4), np.float32(6), np.float32(0.5)
+
+
+@njit(inline="always", fastmath=FASTMATH)
+def erf(x):
+    """erf(x) in the precision of x (NaN stays NaN)."""
+    c = x
+    if c > F4:
+        c = F4
+    if c < -F4:
+        c = -F4
+    t = c * c
+    p = P0 + t * (P1 + t * (P2 + t * (P3 + t * (P4 + t * (P5 + t * P6)))))
+    q = Q0 + t * (Q1 + t * (Q2 + t * (Q3 + t * (Q4 + t * Q5))))
+    return c * p / q
+
+
+@njit(inline="always", fastmath=FASTMATH)
+def activate(v, code, p0, p1):
+    """One value through the activation ``code`` (see the module docstring)."""
+    if code == RELU:
+        return F0 if v < F0 else v
+    if code == CLIP:
+        v = p0 if v < p0 else v
+        return p1 if v > p1 else v
+    if code == LEAKY_RELU:
+        return v if v >= F0 else v * p0
+    if code == HARD_SIGMOID:
+        h = p0 * v + p1
+        h = F0 if h < F0 else h
+        return F1 if h > F1 else h
+    if code == HARD_SWISH:
+        h = v / F6 + HALF
+        h = F0 if h < F0 else h
+        h = F1 if h > F1 else h
+        return v * h
+    if code == GELU:
+        return HALF * v * (F1 + erf(v * INV_SQRT2))
+    if code == ERF:
+        return erf(v)
+    return v
+
+
+_FLT_MAX = float(np.finfo(np.float32).max)
+
+
+def activation_code(activation: str, params) -> tuple[int, float, float] | None:
+    """(code, p0, p1) for a fused operator's activation, or None if not done here."""
+    params = list(params or ())
+    if not activation:
+        return NONE, 0.0, 0.0
+    if activation == "Relu" and not params:
+        return RELU, 0.0, 0.0
+    if activation == "Clip" and len(params) <= 2:
+        low = params[0] if params else -math.inf
+        high = params[1] if len(params) > 1 else math.inf
+        return CLIP, float(low), float(high)
+    if activation == "LeakyRelu" and len(params) == 1:
+        return LEAKY_RELU, float(params[0]), 0.0
+    if activation == "HardSigmoid" and len(params) == 2:
+        return HARD_SIGMOID, float(params[0]), float(params[1])
+    if activation == "HardSwish" and not params:
+        return HARD_SWISH, 0.0, 0.0
+    if activation == "Gelu" and not params:
+        return GELU, 0.0, 0.0
+    return None

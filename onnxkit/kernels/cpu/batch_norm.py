@@ -1,0 +1,73 @@
+"""BatchNormalization (inference) on the ``cpu`` executor: one pass, per-channel affine.
+
+    inv[c] = scale[c] / sqrt(var[c] + epsilon)
+    Y[n, c, ...] = (X[n, c, ...] - mean[c]) * inv[c] + B[c]
+
+The same arithmetic, in the same order, as the reference kernel. Training mode (and
+the per-position statistics of ``spatial=0``) run the reference kernel.
+https://onnx.ai/onnx/operators/onnx__BatchNormalization.html
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from onnxkit.kernels.cpu import CPU
+from onnxkit.kernels.cpu._buffers import empty
+from onnxkit.kernels.cpu._math import FASTMATH
+from onnxkit.ops.nn.batch_norm import batch_normalization as reference_batch_normalization
+from onnxkit.ops.nn.batch_norm import batch_normalization_legacy as reference_legacy
+from onnxkit.ops.registry import op
+
+FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+def affine_planes(x, y, mean, inv, shift):
+    """x, y (N, C, P): y[n, c, :] = (x[n, c, :] - mean[c]) * inv[c] + shift[c]."""
+    batch, channels, size = x.shape
+    for n in range(batch):
+        for c in range(channels):
+            m, s, b = mean[c], inv[c], shift[c]
+            for i in range(size):
+                y[n, c, i] = (x[n, c, i] - m) * s + b
+
+
+def batch_norm_fast(X, scale, B, mean, var, epsilon):
+    """The inference fast path, or None for the cases left to the reference kernel."""
+    if X.dtype not in FLOATS or X.ndim < 2 or X.size == 0:
+        return None
+    c = X.shape[1]
+    params = (scale, B, mean, var)
+    if any(p.ndim != 1 or p.shape[0] != c for p in params):
+        return None
+    work = X.dtype
+    inv = scale.astype(work) / np.sqrt(var.astype(work) + work.type(epsilon))
+    Y = empty(X.shape, work)
+    x3 = np.ascontiguousarray(X).reshape(X.shape[0], c, -1)
+    affine_planes(x3, Y.reshape(x3.shape), mean.astype(work), inv.astype(work), B.astype(work))
+    return Y
+
+
+@op("BatchNormalization", 14, 15, registry=CPU)
+def batch_normalization(X, scale, B, input_mean, input_var, *, epsilon=1e-5, momentum=0.9,
+                        training_mode=0):
+    Y = None if training_mode else batch_norm_fast(X, scale, B, input_mean, input_var, epsilon)
+    if Y is None:
+        return reference_batch_normalization(X, scale, B, input_mean, input_var,
+                                             epsilon=epsilon, momentum=momentum,
+                                             training_mode=training_mode)
+    return Y
+
+
+@op("BatchNormalization", 1, 6, 7, 9, context=True, registry=CPU)
+def batch_normalization_legacy(X, scale, B, mean, var, *, consumed_inputs=None, epsilon=1e-5,
+                               is_test=0, momentum=0.9, spatial=1, ctx):
+    training = ctx.n_outputs > 1 and not is_test
+    Y = None if training or not spatial else batch_norm_fast(X, scale, B, mean, var, epsilon)
+    if Y is None:
+        return reference_legacy(X, scale, B, mean, var, consumed_inputs=consumed_inputs,
+                                epsilon=epsilon, is_test=is_test, momentum=momentum,
+                                spatial=spatial, ctx=ctx)
+    return Y

@@ -1,0 +1,133 @@
+"""Conv and onnxkit::FusedConv on the ``cpu`` executor: im2col + BLAS, depthwise direct.
+
+    Y = activation(Conv(X, W, B) + Z)          (Conv: no Z, no activation)
+
+    for each image n:
+        1x1, stride 1, no padding:  cols = X[n] seen as (C, H*W)          (no copy)
+        otherwise:                  cols = im2col(X[n])  (C*KH*KW, OH*OW) (Numba)
+        Y[n] = W (group, M/group, C/group*KH*KW) @ cols (group, ., OH*OW)  (BLAS)
+    then bias, residual Z and activation in one pass (``_epilogue``)
+    depthwise (group == C, W is (C*mult, 1, KH, KW)): direct Numba loop, epilogue fused
+
+1-D convolutions run as 2-D ones of height 1. Other shapes (3-D and up, non-float
+dtypes) run the reference kernel.
+https://onnx.ai/onnx/operators/onnx__Conv.html
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onnxkit.kernels.cpu import CPU
+from onnxkit.kernels.cpu._buffers import empty
+from onnxkit.kernels.cpu._depthwise import depthwise_conv
+from onnxkit.kernels.cpu._epilogue import epilogue_rows
+from onnxkit.kernels.cpu._im2col import im2col, phase_shape, phases
+from onnxkit.kernels.cpu._math import activation_code
+from onnxkit.ops.fused.fused_conv import fused_conv as reference_fused_conv
+from onnxkit.ops.nn._windows import geometry
+from onnxkit.ops.nn.conv import conv as reference_conv
+from onnxkit.ops.registry import op
+from onnxkit.runtime.limits import check_allocation
+
+FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_NO_PHASES = {t: np.zeros((1, 1, 1, 1), t) for t in FLOATS}
+
+
+def _supported(X, W, B, Z, group, kernel_shape) -> bool:
+    if X.dtype not in FLOATS or W.dtype != X.dtype or X.ndim not in (3, 4) or W.ndim != X.ndim:
+        return False
+    if B is not None and (B.dtype != X.dtype or B.shape != (W.shape[0],)):
+        return False
+    if Z is not None and Z.dtype != X.dtype:
+        return False
+    if kernel_shape is not None and tuple(kernel_shape) != tuple(W.shape[2:]):
+        return False  # the reference reports the mismatch
+    c, m = X.shape[1], W.shape[0]
+    return (group >= 1 and c == W.shape[1] * group and m % group == 0 and X.size > 0
+            and W.size > 0)
+
+
+def _as_2d(values, fill: int):
+    """A 1-D attribute list as the 2-D one of an input of height 1."""
+    return None if values is None else [fill] + list(values)
+
+
+def conv2d(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, params):
+    """The fast path; returns None when the case is left to the reference."""
+    one_d = X.ndim == 3
+    if one_d:
+        if any(v is not None and len(v) != size
+               for v, size in ((dilations, 1), (strides, 1), (pads, 2))):
+            return None  # the reference names the bad attribute
+        X, W = X[:, :, None, :], W[:, :, None, :]
+        dilations, strides = _as_2d(dilations, 1), _as_2d(strides, 1)
+        if pads is not None:
+            pads = [0, pads[0], 0, pads[1]]
+    g = geometry(X.shape[2:], W.shape[2:], strides, dilations, pads, auto_pad)
+    n, c, h, w = X.shape
+    m, cg, kh, kw = W.shape
+    oh, ow = g.out
+    out_shape = (n, m, oh, ow)
+    if Z is not None and Z.shape != ((n, m, ow) if one_d else out_shape):
+        return None
+    Z4 = None if Z is None else Z.reshape(out_shape)
+    code = activation_code(activation, params)
+    X = np.ascontiguousarray(X)
+    Y = empty(out_shape, X.dtype)
+    bias = np.zeros(m, X.dtype) if B is None else B
+    if group == c and cg == 1 and code is not None:
+        act, p0, p1 = code
+        t = X.dtype.type
+        z = np.zeros((1, 1, 1, 1), X.dtype) if Z4 is None else np.ascontiguousarray(Z4)
+        depthwise_conv(X, np.ascontiguousarray(W), bias, z, Y, Z4 is not None, g.strides[0],
+                       g.strides[1], g.dilations[0], g.dilations[1], g.begin[0], g.begin[1],
+                       act, t(p0), t(p1))
+        return Y[:, :, 0, :] if one_d else Y
+    k = cg * kh * kw
+    pointwise = (kh == kw == 1 and g.strides == (1, 1) and not any(g.begin)
+                 and (oh, ow) == (h, w))
+    weights = np.ascontiguousarray(W).reshape(group, m // group, k)
+    sw = g.strides[1]
+    if not pointwise:
+        check_allocation((c * kh * kw, oh * ow), X.dtype, "Conv im2col columns")
+        cols = empty((c * kh * kw, oh * ow), X.dtype)
+        xp = empty(phase_shape(X.shape[1:], sw), X.dtype) if sw > 1 else _NO_PHASES[X.dtype]
+    for i in range(n):
+        if pointwise:
+            src = X[i].reshape(group, k, h * w)
+        else:
+            if sw > 1:
+                phases(X[i], sw, xp)
+            im2col(X[i], xp, cols, kh, kw, g.strides[0], sw, g.dilations[0],
+                   g.dilations[1], g.begin[0], g.begin[1], oh, ow)
+            src = cols.reshape(group, k, oh * ow)
+        np.matmul(weights, src, out=Y[i].reshape(group, m // group, oh * ow))
+    rows = Y.reshape(n * m, oh * ow)
+    zrows = None if Z4 is None else np.ascontiguousarray(Z4).reshape(n * m, oh * ow)
+    Y = epilogue_rows(rows, B, zrows, activation, params).reshape(out_shape)
+    return Y[:, :, 0, :] if one_d else Y
+
+
+@op("Conv", 1, 11, 22, registry=CPU)
+def conv(X, W, B=None, *, auto_pad="NOTSET", dilations=None, group=1, kernel_shape=None,
+         pads=None, strides=None):
+    if _supported(X, W, B, None, group, kernel_shape):
+        Y = conv2d(X, W, B, None, auto_pad, dilations, group, pads, strides, "", None)
+        if Y is not None:
+            return Y
+    return reference_conv(X, W, B, auto_pad=auto_pad, dilations=dilations, group=group,
+                          kernel_shape=kernel_shape, pads=pads, strides=strides)
+
+
+@op("FusedConv", 1, domain="onnxkit", registry=CPU)
+def fused_conv(X, W, B=None, Z=None, *, auto_pad="NOTSET", dilations=None, group=1,
+               kernel_shape=None, pads=None, strides=None, activation="", activation_params=None):
+    if _supported(X, W, B, Z, group, kernel_shape):
+        Y = conv2d(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation,
+                   activation_params)
+        if Y is not None:
+            return Y
+    return reference_fused_conv(X, W, B, Z, auto_pad=auto_pad, dilations=dilations, group=group,
+                                kernel_shape=kernel_shape, pads=pads, strides=strides,
+                                activation=activation, activation_params=activation_params)

@@ -1,0 +1,71 @@
+"""Gemm and onnxkit::FusedGemm on the ``cpu`` executor: one BLAS call, one epilogue.
+
+    Y = activation(alpha * A' @ B' + beta * C)     (A' = A^T if transA, B' likewise)
+
+The product is written into a reused buffer (BLAS reads transposed operands in place);
+``alpha`` scales it, then C (a row vector, a full matrix or anything broadcastable)
+and the activation are applied in one pass. Versions 1 and 6 (``broadcast``) and
+non-float types run the reference kernel.
+https://onnx.ai/onnx/operators/onnx__Gemm.html
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onnxkit.kernels.cpu import CPU
+from onnxkit.kernels.cpu._buffers import empty
+from onnxkit.kernels.cpu._epilogue import epilogue_cols
+from onnxkit.ops.fused.fused_gemm import fused_gemm as reference_fused_gemm
+from onnxkit.ops.linalg.gemm import gemm as reference_gemm
+from onnxkit.ops.registry import op
+
+FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def gemm_fast(A, B, C, alpha, beta, transA, transB, activation="", params=None):
+    """The fast path, or None for the cases left to the reference kernel."""
+    if (A.dtype not in FLOATS or B.dtype != A.dtype or A.ndim != 2 or B.ndim != 2
+            or (C is not None and C.dtype != A.dtype)):
+        return None
+    a = A.T if transA else A
+    b = B.T if transB else B
+    m, k = a.shape
+    if b.shape[0] != k or m == 0 or k == 0 or b.shape[1] == 0:
+        return None
+    n = b.shape[1]
+    if C is not None and np.broadcast_shapes(C.shape, (m, n)) != (m, n):
+        return None
+    Y = empty((m, n), A.dtype)
+    np.matmul(a, b, out=Y)
+    if alpha != 1.0:
+        Y *= A.dtype.type(alpha)
+    bias = z = None
+    if C is not None and beta != 0.0:
+        c = C if beta == 1.0 else C * A.dtype.type(beta)
+        if c.ndim == 2 and c.shape == (m, n):
+            z = np.ascontiguousarray(c)
+        elif c.size == n and (c.ndim == 1 or c.shape[0] == 1):
+            bias = np.ascontiguousarray(c.reshape(n))
+        else:
+            Y += c
+    return epilogue_cols(Y, bias, z, activation, params)
+
+
+@op("Gemm", 7, 9, 11, 13, registry=CPU)
+def gemm(A, B, C=None, *, alpha=1.0, beta=1.0, transA=0, transB=0):
+    Y = gemm_fast(A, B, C, alpha, beta, transA, transB)
+    if Y is None:
+        return reference_gemm(A, B, C, alpha=alpha, beta=beta, transA=transA, transB=transB)
+    return Y
+
+
+@op("FusedGemm", 1, domain="onnxkit", registry=CPU)
+def fused_gemm(A, B, C=None, *, alpha=1.0, beta=1.0, transA=0, transB=0, activation="",
+               activation_params=None):
+    Y = gemm_fast(A, B, C, alpha, beta, transA, transB, activation, activation_params)
+    if Y is None:
+        return reference_fused_gemm(A, B, C, alpha=alpha, beta=beta, transA=transA,
+                                    transB=transB, activation=activation,
+                                    activation_params=activation_params)
+    return Y

@@ -1,0 +1,108 @@
+"""LayerNormalization and onnxkit::SkipLayerNormalization on the ``cpu`` executor.
+
+    for each row r (the trailing axes from ``axis`` flattened, D values):
+        s = X[r] (+ Skip[r])                      S[r] = s  (SkipLayerNormalization)
+        mean = sum(s) / D; var = sum((s - mean)^2) / D       (accumulated in float64)
+        inv = 1 / sqrt(var + epsilon)
+        Y[r] = (s - mean) * inv * Scale + B
+
+Scale and B must hold D values (any shape); other cases run the reference kernel.
+https://onnx.ai/onnx/operators/onnx__LayerNormalization.html
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from onnxkit.kernels.cpu import CPU
+from onnxkit.kernels.cpu._buffers import empty
+from onnxkit.ops.fused import layer_norm as ref_fused
+from onnxkit.ops.nn import layer_norm as ref_layer_norm
+from onnxkit.ops.registry import op
+
+FLOATS = (np.dtype(np.float32),)  # float64 with stash_type=1 normalizes in float32: reference
+
+
+@njit(cache=True, error_model="numpy")
+def normalize_rows(x, skip, has_skip, s_out, scale, bias, eps, y, mean_out, inv_out):
+    """x, skip, s_out, y: (R, D); mean_out, inv_out: (R,); see the module docstring."""
+    rows, d = x.shape
+    for r in range(rows):
+        total = 0.0
+        if has_skip:
+            for i in range(d):
+                v = x[r, i] + skip[r, i]
+                s_out[r, i] = v
+                total += v
+            src = s_out[r]
+        else:
+            src = x[r]
+            for i in range(d):
+                total += src[i]
+        mean = total / d
+        sq = 0.0
+        for i in range(d):
+            c = src[i] - mean
+            sq += c * c
+        inv = 1.0 / math.sqrt(sq / d + eps)
+        mean_out[r] = mean
+        inv_out[r] = inv
+        for i in range(d):
+            y[r, i] = (src[i] - mean) * inv * scale[i] + bias[i]
+
+
+def _rows(X, axis):
+    if X.dtype not in FLOATS or X.size == 0 or not -X.ndim <= axis < X.ndim:
+        return None
+    start = axis % X.ndim
+    d = int(np.prod(X.shape[start:]))
+    return start, d, np.ascontiguousarray(X).reshape(-1, d)
+
+
+def layer_norm_fast(X, Skip, Scale, B, axis, epsilon, stats_dtype):
+    found = _rows(X, axis)
+    if found is None:
+        return None
+    start, d, x = found
+    if Scale.size != d or Scale.dtype != X.dtype or (B is not None and (B.size != d or B.dtype != X.dtype)):
+        return None
+    if Skip is not None and (Skip.shape != X.shape or Skip.dtype != X.dtype):
+        return None
+    rows = x.shape[0]
+    Y = empty(X.shape, X.dtype)
+    S = empty(X.shape, X.dtype) if Skip is not None else x
+    skip = np.ascontiguousarray(Skip).reshape(rows, d) if Skip is not None else x
+    bias = np.zeros(d, X.dtype) if B is None else B.reshape(d)
+    stat_shape = X.shape[:start] + (1,) * (X.ndim - start)
+    mean = np.empty(stat_shape, stats_dtype)
+    inv = np.empty(stat_shape, stats_dtype)
+    normalize_rows(x, skip, Skip is not None, S.reshape(rows, d), Scale.reshape(d), bias,
+                   float(epsilon), Y.reshape(rows, d), mean.reshape(rows), inv.reshape(rows))
+    return Y, mean, inv, S
+
+
+@op("LayerNormalization", 17, registry=CPU)
+def layer_normalization(X, Scale, B=None, *, axis=-1, epsilon=1e-5, stash_type=1):
+    if stash_type == 1:
+        found = layer_norm_fast(X, None, Scale, B, axis, epsilon, np.float32)
+        if found is not None:
+            return found[:3]
+    return ref_layer_norm.layer_normalization(X, Scale, B, axis=axis, epsilon=epsilon,
+                                              stash_type=stash_type)
+
+
+@op("LayerNormalization", 1, domain="onnxkit", registry=CPU)
+def onnxkit_layer_normalization(X, Scale, B=None, *, axis=-1, epsilon=1e-5, stash_type=1):
+    return layer_normalization(X, Scale, B, axis=axis, epsilon=epsilon, stash_type=stash_type)
+
+
+@op("SkipLayerNormalization", 1, domain="onnxkit", registry=CPU)
+def skip_layer_normalization(X, Skip, Scale, B=None, *, axis=-1, epsilon=1e-5):
+    found = layer_norm_fast(X, Skip, Scale, B, axis, epsilon, np.float32)
+    if found is None:
+        return ref_fused.skip_layer_normalization(X, Skip, Scale, B, axis=axis, epsilon=epsilon)
+    Y, _, _, S = found
+    return Y, S

@@ -1,0 +1,65 @@
+"""MatMul and onnxkit::FusedMatMul on the ``cpu`` executor.
+
+    Y = activation(A @ B + Bias)       (MatMul: no bias, no activation)
+
+    A (..., M, K) @ B (K, N), A contiguous:  one BLAS call on A seen as (prod(...) * M, K)
+    other batched shapes:                    numpy.matmul into a reused buffer
+    Bias of shape (N,) and the activation:   one pass after the product (``_epilogue``)
+
+1-D operands, non-float types and other bias shapes run the reference kernel.
+https://onnx.ai/onnx/operators/onnx__MatMul.html
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onnxkit.kernels.cpu import CPU
+from onnxkit.kernels.cpu._buffers import empty
+from onnxkit.kernels.cpu._epilogue import epilogue_cols
+from onnxkit.ops.fused.fused_matmul import fused_matmul as reference_fused_matmul
+from onnxkit.ops.linalg.matmul import matmul as reference_matmul
+from onnxkit.ops.registry import op
+
+FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def matmul_fast(A, B, Bias=None, activation="", params=None):
+    """The fast path, or None for the cases left to the reference kernel."""
+    if A.dtype not in FLOATS or B.dtype != A.dtype or A.ndim < 2 or B.ndim < 2:
+        return None
+    k, n = B.shape[-2:]
+    if A.shape[-1] != k or A.size == 0 or B.size == 0:
+        return None
+    if Bias is not None and (Bias.dtype != A.dtype or Bias.size != n or Bias.ndim > 1
+                             and Bias.shape != (1,) * (Bias.ndim - 1) + (n,)):
+        return None
+    try:
+        lead = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+    except ValueError:
+        return None
+    out_shape = lead + (A.shape[-2], n)
+    if Bias is not None and len(out_shape) < Bias.ndim:
+        return None
+    Y = empty(out_shape, A.dtype)
+    if B.ndim == 2 and A.flags.c_contiguous:
+        np.matmul(A.reshape(-1, k), B, out=Y.reshape(-1, n))
+    else:
+        np.matmul(A, B, out=Y)
+    bias = None if Bias is None else np.ascontiguousarray(Bias.reshape(n))
+    return epilogue_cols(Y.reshape(-1, n), bias, None, activation, params).reshape(out_shape)
+
+
+@op("MatMul", 1, 9, 13, registry=CPU)
+def matmul(A, B):
+    Y = matmul_fast(A, B)
+    return reference_matmul(A, B) if Y is None else Y
+
+
+@op("FusedMatMul", 1, domain="onnxkit", registry=CPU)
+def fused_matmul(A, B, Bias=None, *, activation="", activation_params=None):
+    Y = matmul_fast(A, B, Bias, activation, activation_params)
+    if Y is None:
+        return reference_fused_matmul(A, B, Bias, activation=activation,
+                                      activation_params=activation_params)
+    return Y

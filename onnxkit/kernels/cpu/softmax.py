@@ -1,0 +1,79 @@
+"""Softmax on the ``cpu`` executor: rows of a contiguous matrix, numpy's SIMD exp.
+
+    for each row (the last axis for version 13, X coerced to 2-D at ``axis`` for 1/11):
+        top = max(row)  (0 when it is not finite);  e = exp(row - top);  Y = e / sum(e)
+
+Numba has no SIMD exp, numpy does: the max-shift and the normalization are Numba
+loops around one ``numpy.exp`` over the whole buffer. Version 13 with an axis other
+than the last runs the reference kernel.
+https://onnx.ai/onnx/operators/onnx__Softmax.html
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from onnxkit.kernels.cpu import CPU
+from onnxkit.kernels.cpu._buffers import empty
+from onnxkit.ops.registry import op
+from onnxkit.ops.softmax import softmax as ref_softmax
+
+FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+@njit(cache=True, error_model="numpy")
+def shift_rows(x, y):
+    """y[r] = x[r] - max(x[r]) (the max taken as 0 when it is inf or NaN)."""
+    rows, cols = x.shape
+    for r in range(rows):
+        top = x[r, 0]
+        for i in range(1, cols):
+            v = x[r, i]
+            top = v if (v > top or v != v) else top
+        if not math.isfinite(top):
+            top = 0.0
+        for i in range(cols):
+            y[r, i] = x[r, i] - top
+
+
+@njit(cache=True, error_model="numpy")
+def normalize_rows(y):
+    """y[r] /= sum(y[r])."""
+    rows, cols = y.shape
+    for r in range(rows):
+        total = 0.0
+        for i in range(cols):
+            total += y[r, i]
+        for i in range(cols):
+            y[r, i] = y[r, i] / total
+
+
+def softmax_matrix(x2d):
+    y = empty(x2d.shape, x2d.dtype)
+    shift_rows(x2d, y)
+    np.exp(y, out=y)
+    normalize_rows(y)
+    return y
+
+
+def _fast(X, rows_at):
+    if X.dtype not in FLOATS or X.ndim == 0 or X.size == 0:
+        return None
+    rows = int(np.prod(X.shape[:rows_at]))
+    return softmax_matrix(np.ascontiguousarray(X).reshape(rows, -1)).reshape(X.shape)
+
+
+@op("Softmax", 1, 11, registry=CPU)
+def softmax_v1(input, *, axis=1):  # noqa: A002 (the spec's input name)
+    Y = _fast(input, axis % input.ndim) if -input.ndim <= axis < max(input.ndim, 1) else None
+    return ref_softmax.softmax_v1(input, axis=axis) if Y is None else Y
+
+
+@op("Softmax", 13, registry=CPU)
+def softmax(input, *, axis=-1):  # noqa: A002
+    last = input.ndim and axis in (-1, input.ndim - 1)
+    Y = _fast(input, input.ndim - 1) if last else None
+    return ref_softmax.softmax(input, axis=axis) if Y is None else Y
