@@ -1,0 +1,281 @@
+"""Device tensors, the transfers that move them (each one counted), and kernel launches.
+
+A ``DeviceTensor`` is a flat, contiguous buffer in GPU memory plus a logical shape:
+kernels index it with the row-major offsets of ``onnxkit.kernels.indexing``, and a
+Reshape is a new shape on the same buffer. It deliberately has no ``__array__``: numpy
+cannot turn it into host data behind the executor's back, every copy goes through
+``upload`` / ``download`` below and lands in the current node's ``NodeRecord``.
+
+Everything that touches ``numba.cuda`` memory or launches a kernel is here, so the
+simulator, a real GPU and the PTX compile check (``tests/cuda/ptx_check.py``) differ
+only in these few functions.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+
+#: dtypes a DeviceTensor may hold; anything else (strings, float16, bfloat16, float8,
+#: complex) stays on the host and its nodes run their reference kernels there.
+DEVICE_DTYPES = frozenset(np.dtype(t) for t in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+    np.uint64, np.float32, np.float64))
+FLOAT_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64))
+
+
+class HostFallback(Exception):
+    """Raised by a CUDA kernel that cannot take these inputs; the executor then runs the
+    operator's reference kernel on the host and records ``str(exc)`` as the reason."""
+
+
+def simulated() -> bool:
+    from numba import config
+
+    return bool(config.ENABLE_CUDASIM)
+
+
+# ---------------------------------------------------------------- the tensor
+
+
+class DeviceTensor:
+    """``shape`` and ``dtype`` of a tensor whose elements live in ``flat`` (device, 1-D)."""
+
+    __slots__ = ("flat", "shape", "dtype", "_host", "__weakref__")
+
+    def __init__(self, flat, shape, dtype=None):
+        self.flat = flat
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(flat.dtype if dtype is None else dtype)
+        self._host = None  # the host copy, once downloaded (tensors are never written twice)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    def reshape(self, *shape) -> "DeviceTensor":
+        """The same buffer under another shape of the same size (no copy, no launch).
+
+        Takes a shape like numpy: ``t.reshape((2, 3))`` or ``t.reshape(2, 3)``.
+        """
+        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+            shape = shape[0]
+        shape = tuple(int(d) for d in shape)
+        if math.prod(shape) != self.size:
+            raise ValueError(f"cannot reshape {self.size} elements {list(self.shape)} to {list(shape)}")
+        view = DeviceTensor(self.flat, shape, self.dtype)
+        if self._host is not None:
+            view._host = self._host.reshape(shape)
+        return view
+
+    def describe(self) -> str:
+        return f"{self.dtype}{list(self.shape)} on cuda"
+
+    def __repr__(self) -> str:
+        return f"DeviceTensor({self.describe()})"
+
+
+def unwrap(value):
+    """The DeviceTensor a 0-d object array carries, else ``value``.
+
+    The evaluator passes kernel results through ``np.asarray`` unless they are arrays,
+    lists or dicts; that wraps a DeviceTensor in a 0-d object array. Undo it here.
+    """
+    if isinstance(value, np.ndarray) and value.dtype == object and value.ndim == 0:
+        item = value.item()
+        if isinstance(item, DeviceTensor):
+            return item
+    return value
+
+
+def describe(value) -> str:
+    """Like ``onnxkit.runtime.values.describe_value``, saying where a tensor lives."""
+    value = unwrap(value)
+    if isinstance(value, DeviceTensor):
+        return value.describe()
+    if isinstance(value, np.ndarray):
+        return f"{value.dtype}{list(value.shape)} on host"
+    if isinstance(value, list):
+        return f"sequence of {len(value)}"
+    if value is None:
+        return "None"
+    return type(value).__name__
+
+
+def can_live_on_device(value) -> bool:
+    return isinstance(value, np.ndarray) and value.dtype in DEVICE_DTYPES
+
+
+# ---------------------------------------------------------------- counting transfers
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """One copy between host and device memory."""
+
+    direction: str  # "h2d" or "d2h"
+    nbytes: int
+    what: str  # "input 0", "feed 'x'", "output 'y'", "subgraph output 1"...
+
+
+@dataclass
+class NodeRecord:
+    """Where one kernel call ran, why, and what it copied."""
+
+    kernel: str
+    placement: str = "cuda"  # "cuda" or "host"
+    reason: str = ""  # why a node with a cuda kernel ran on the host
+    transfers: list = field(default_factory=list)
+    uploads: object = field(default=None, repr=False, compare=False)  # the executor's cache
+
+    def bytes(self, direction: str) -> int:
+        return sum(t.nbytes for t in self.transfers if t.direction == direction)
+
+    def count(self, direction: str) -> int:
+        return sum(1 for t in self.transfers if t.direction == direction)
+
+
+_local = threading.local()
+
+
+def _records() -> list:
+    stack = getattr(_local, "records", None)
+    if stack is None:
+        stack = _local.records = []
+    return stack
+
+
+def current_record() -> NodeRecord | None:
+    stack = _records()
+    return stack[-1] if stack else None
+
+
+def _note(direction: str, nbytes: int, what: str) -> None:
+    record = current_record()
+    if record is not None:
+        record.transfers.append(Transfer(direction, int(nbytes), what))
+
+
+# ---------------------------------------------------------------- memory (the backend)
+
+
+def _to_device(array: np.ndarray):
+    from numba import cuda
+
+    return cuda.to_device(array)
+
+
+def _device_array(n: int, dtype):
+    from numba import cuda
+
+    return cuda.device_array(n, dtype=dtype)
+
+
+def _to_host(flat) -> np.ndarray:
+    return flat.copy_to_host()
+
+
+def upload(array: np.ndarray, what: str = "input") -> DeviceTensor:
+    """Copy a host array to a new DeviceTensor (one counted h2d transfer)."""
+    array = np.ascontiguousarray(array)
+    flat = _to_device(array.reshape(-1))
+    _note("h2d", array.nbytes, what)
+    return DeviceTensor(flat, array.shape, array.dtype)
+
+
+def download(tensor: DeviceTensor, what: str = "input") -> np.ndarray:
+    """The host copy of a DeviceTensor (one counted d2h transfer, the first time only)."""
+    if tensor._host is None:
+        host = _to_host(tensor.flat).reshape(tensor.shape)
+        _note("d2h", tensor.nbytes, what)
+        host.flags.writeable = False  # shared by every later reader
+        tensor._host = host
+    return tensor._host
+
+
+def empty(shape, dtype) -> DeviceTensor:
+    """An uninitialized DeviceTensor (a rank-0 tensor still has one element)."""
+    shape = tuple(int(d) for d in shape)
+    return DeviceTensor(_device_array(math.prod(shape), np.dtype(dtype)), shape, dtype)
+
+
+# ---------------------------------------------------------------- what kernels call
+
+
+def device(value, what: str = "input") -> DeviceTensor | None:
+    """A kernel's tensor argument on the device: uploaded (counted) when on the host.
+
+    The executor caches uploads of host arrays (initializers cross once per session).
+    """
+    value = unwrap(value)
+    if value is None or isinstance(value, DeviceTensor):
+        return value
+    array = np.asarray(value)
+    if not can_live_on_device(array):
+        raise HostFallback(f"{what} is {array.dtype}, a dtype the device does not hold")
+    record = current_record()
+    if record is not None and record.uploads is not None:
+        return record.uploads.upload(array, what)
+    return upload(array, what)
+
+
+def host(value, what: str = "input"):
+    """A kernel's argument on the host (shapes, axes, indices checks): downloaded if needed."""
+    value = unwrap(value)
+    if isinstance(value, DeviceTensor):
+        return download(value, what)
+    return value
+
+
+def need_dtype(tensor, allowed, what: str = "input") -> None:
+    """Fall back to the host unless ``tensor``'s dtype is one this kernel handles."""
+    if tensor is not None and np.dtype(tensor.dtype) not in allowed:
+        names = ", ".join(sorted(str(d) for d in allowed))
+        raise HostFallback(f"{what} is {tensor.dtype}; this cuda kernel takes {names}")
+
+
+# ---------------------------------------------------------------- launching
+
+
+def block_size(n: int, most: int = 256) -> int:
+    """Threads per block for ``n`` independent items (a warp multiple, smaller when simulated:
+    the simulator runs every thread as a Python thread)."""
+    if simulated():
+        most = min(most, 64)
+    return max(1, min(most, ((n + 31) // 32) * 32))
+
+
+def launch(kernel, blocks, threads, *args) -> None:
+    """``kernel[blocks, threads](*args)``; the one place kernels are started."""
+    kernel[blocks, threads](*args)
+
+
+def launch_1d(kernel, n: int, *args, most: int = 256) -> None:
+    """One thread per item: ``ceil(n / threads)`` blocks (nothing to do for ``n == 0``)."""
+    if n <= 0:
+        return
+    threads = block_size(n, most)
+    launch(kernel, (n + threads - 1) // threads, threads, *args)
+
+
+def synchronize() -> None:
+    from numba import cuda
+
+    cuda.synchronize()
+
+
+def shape_tuple(shape) -> tuple:
+    """A shape or strides as a tuple of Python ints, at least one long (kernels index it)."""
+    values = tuple(int(v) for v in shape)
+    return values if values else (1,)

@@ -1,0 +1,260 @@
+"""The ``cuda`` executor: tensors stay in GPU memory from node to node.
+
+    Session.run(feeds):
+        feeds -> to_executor: each uploaded once (h2d, counted as "feeds")
+        each node -> invoke(kernel, args):
+            a cuda kernel, some input on the device  -> runs on the device; host inputs
+                it needs there are uploaded (counted; an array crosses once while it
+                lives, so initializers cross once per session)
+            a cuda kernel, every input on the host   -> its reference kernel on the host,
+                nothing to copy (shape arithmetic, constants)
+            a cuda kernel that declines (HostFallback: a dtype or attribute it does not
+            take), or no cuda kernel                 -> device inputs downloaded (counted),
+                the reference kernel runs on the host; its outputs stay there until a
+                cuda kernel needs them
+        outputs -> to_host: each downloaded once (d2h, counted as "outputs")
+
+Each call leaves a ``NodeRecord`` (placement, reason, transfers); ``last_record()`` is
+the one a trace callback reads right after its node ran (``DeviceProfile`` does), and
+``stats()`` sums them up. Context kernels that run on the host (If, Loop, Scan) see host
+values, and their subgraph outputs are downloaded for them.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from onnxkit.errors import KernelError, OnnxkitError
+from onnxkit.kernels.cuda._device import (DeviceTensor, HostFallback, NodeRecord, _note,
+                                          _records, _to_host, can_live_on_device, describe,
+                                          download, synchronize, unwrap, upload)
+from onnxkit.ops.registry import Kernel
+from onnxkit.runtime.context import KernelContext
+from onnxkit.runtime.executors import Executor
+
+PHASES = ("feeds", "nodes", "outputs")
+
+
+class UploadCache:
+    """Device copies of host arrays, one per array object for as long as it lives.
+
+    Values are never written after they are made (the kernel contract), so the copy of
+    a live array stays right. Dead arrays are forgotten through weak references.
+    """
+
+    def __init__(self):
+        self._entries: dict[int, tuple] = {}
+        self._dead: list[int] = []
+        self._lock = threading.Lock()
+
+    def upload(self, array: np.ndarray, what: str) -> DeviceTensor:
+        key = id(array)
+        with self._lock:
+            self._purge()
+            entry = self._entries.get(key)
+        if entry is not None and entry[0]() is array:
+            return entry[1]
+        tensor = upload(array, what)
+        try:
+            ref = weakref.ref(array, lambda _ref, key=key, dead=self._dead: dead.append(key))
+        except TypeError:
+            return tensor
+        with self._lock:
+            self._entries[key] = (ref, tensor)
+        return tensor
+
+    def _purge(self) -> None:
+        while self._dead:
+            key = self._dead.pop()
+            entry = self._entries.get(key)
+            if entry is not None and entry[0]() is None:
+                del self._entries[key]
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+@dataclass
+class _HostContext(KernelContext):
+    """``ctx`` of a context kernel running on the host: subgraph outputs come back as host
+    arrays (downloads counted on the node that runs the subgraph)."""
+
+    executor: Any = None
+
+    def run(self, body, inputs=()) -> list:
+        outputs = super().run(body, inputs)
+        return [self.executor._host_value(v, f"subgraph output {i}") for i, v in enumerate(outputs)]
+
+
+class CudaExecutor(Executor):
+    """Runs cuda kernels on device tensors, everything else on the host, counting copies."""
+
+    name = "cuda"
+
+    def __init__(self, registries, reference, synchronize_each_node: bool = True):
+        super().__init__(registries)
+        self.reference = reference  # the registry host fallbacks take kernels from
+        self.synchronize_each_node = synchronize_each_node  # honest per-node times
+        self.uploads = UploadCache()
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        self.reset_stats()
+
+    # ------------------------------------------------------------ Executor interface
+
+    def invoke(self, kernel: Kernel, args: list, attrs: dict, ctx) -> Any:
+        record = NodeRecord(kernel.qualified_name, uploads=self.uploads)
+        stack = _records()
+        stack.append(record)
+        try:
+            result = self._dispatch(kernel, [unwrap(a) for a in args], attrs, ctx, record)
+        finally:
+            stack.pop()
+            self._local.last = record
+            self._add(record, "nodes")
+        return result
+
+    def to_executor(self, value):
+        """A feed: uploaded now (not cached: the caller may refill the same array)."""
+        if can_live_on_device(value):
+            return self._outside("feeds", lambda: upload(value, "feed"))
+        return value
+
+    def to_host(self, value):
+        """An output: a fresh host array (downloaded unless a host copy already exists)."""
+        value = unwrap(value)
+        if isinstance(value, DeviceTensor):
+            return self._outside("outputs", lambda: _fresh_host(value))
+        if isinstance(value, list):
+            return [self.to_host(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self.to_host(v) for k, v in value.items()}
+        return value
+
+    # ------------------------------------------------------------ where a node runs
+
+    def _dispatch(self, kernel: Kernel, args: list, attrs: dict, ctx, record: NodeRecord):
+        if kernel.registry == "model-function":  # its body's nodes come through invoke
+            return kernel.fn(*args, ctx=ctx, **attrs)
+        host_kernel = kernel
+        if kernel.registry == self.registries[0].name:
+            if any(isinstance(a, DeviceTensor) for a in args):
+                try:
+                    result = self._call(kernel, args, attrs, ctx, record)
+                    if self.synchronize_each_node:
+                        synchronize()
+                    return result
+                except HostFallback as why:
+                    record.reason = str(why)
+            else:
+                record.reason = "no input on the device"
+            host_kernel = self.reference.get(kernel.domain, kernel.op_type, kernel.since_version)
+            if host_kernel is None:
+                raise KernelError(f"{kernel.qualified_name} has no reference kernel to run on "
+                                  f"the host ({record.reason})")
+        elif not record.reason:
+            record.reason = "no cuda kernel"
+        record.placement = "host"
+        host_args = [self._host_value(a, f"input {i}") for i, a in enumerate(args)]
+        if ctx is not None:
+            ctx = _HostContext(ctx.node, ctx.opset, ctx.scope, ctx.state, ctx.graph, self)
+        return self._call(host_kernel, host_args, attrs, ctx, record)
+
+    def _call(self, kernel: Kernel, args: list, attrs: dict, ctx, record: NodeRecord):
+        try:
+            if kernel.context:
+                return kernel.fn(*args, ctx=ctx, **attrs)
+            return kernel.fn(*args, **attrs)
+        except (OnnxkitError, HostFallback):
+            raise
+        except Exception as exc:  # name where it ran and what it got (device-aware)
+            shown = ", ".join(describe(a) if a is not None else "<absent>" for a in args)
+            raise KernelError(
+                f"kernel {kernel.qualified_name} failed on the {record.placement} with inputs "
+                f"[{shown}]: {type(exc).__name__}: {exc}") from exc
+
+    def _host_value(self, value, what: str):
+        value = unwrap(value)
+        if isinstance(value, DeviceTensor):
+            return download(value, what)
+        if isinstance(value, list):
+            return [self._host_value(v, what) for v in value]
+        return value
+
+    # ------------------------------------------------------------ counting
+
+    def _outside(self, phase: str, move):
+        record = NodeRecord(f"<{phase}>")
+        stack = _records()
+        stack.append(record)
+        try:
+            return move()
+        finally:
+            stack.pop()
+            self._add(record, phase)
+
+    def _add(self, record: NodeRecord, phase: str) -> None:
+        with self._lock:
+            totals = self._totals
+            for t in record.transfers:
+                totals[f"{t.direction}_count"] += 1
+                totals[f"{t.direction}_bytes"] += t.nbytes
+                totals[f"{phase}_{t.direction}_bytes"] += t.nbytes
+            if phase == "nodes":
+                totals[f"{record.placement}_nodes"] += 1
+                if record.placement == "host":
+                    self._host_reasons[(record.kernel, record.reason)] += 1
+
+    def last_record(self) -> NodeRecord | None:
+        """The record of the node this thread ran last (read it from a trace callback)."""
+        return getattr(self._local, "last", None)
+
+    def stats(self) -> dict:
+        """Transfers and placements since the last ``reset_stats``.
+
+        ``h2d_count / h2d_bytes / d2h_count / d2h_bytes``: every copy; ``feeds_h2d_bytes``,
+        ``nodes_h2d_bytes``, ``nodes_d2h_bytes``, ``outputs_d2h_bytes``: by phase;
+        ``cuda_nodes`` / ``host_nodes``: kernel calls; ``host_kernels``: {(kernel,
+        reason): calls} for the calls that ran on the host.
+        """
+        with self._lock:
+            out = {k: self._totals[k] for k in _STAT_KEYS}
+            out["host_kernels"] = dict(self._host_reasons)
+        return out
+
+    def reset_stats(self) -> None:
+        with self._lock:
+            self._totals: Counter = Counter()
+            self._host_reasons: Counter = Counter()
+
+    def __repr__(self) -> str:
+        return f"<CudaExecutor on {device_name()}>"
+
+
+_STAT_KEYS = ("h2d_count", "h2d_bytes", "d2h_count", "d2h_bytes", "feeds_h2d_bytes",
+              "nodes_h2d_bytes", "nodes_d2h_bytes", "outputs_d2h_bytes", "cuda_nodes",
+              "host_nodes")
+
+
+def _fresh_host(tensor: DeviceTensor) -> np.ndarray:
+    """A writable host copy for the caller (no transfer when one is already on the host)."""
+    if tensor._host is not None:
+        return tensor._host.copy()
+    host = _to_host(tensor.flat).reshape(tensor.shape)
+    _note("d2h", tensor.nbytes, "output")
+    return host
+
+
+def device_name() -> str:
+    from numba import config, cuda
+
+    if config.ENABLE_CUDASIM:
+        return "the CUDA simulator"
+    name = cuda.get_current_device().name
+    return name.decode() if isinstance(name, bytes) else str(name)

@@ -1,0 +1,247 @@
+"""Scalar formulas the elementwise kernels apply, one plain function per operator.
+
+Every unary formula takes ``(x, p0, p1)``: the element and up to two float attributes
+(alpha, beta, min, max), so one kernel template serves them all. They are compiled as
+CUDA device functions by ``onnxkit.kernels.indexing.for_cuda``; under the simulator they
+run as Python on numpy scalars, so domain edges (log of 0, sqrt of -1, exp overflow)
+are spelled out rather than left to ``math`` (which raises in Python, not in CUDA).
+
+``ACTIVATIONS`` maps the ``activation`` attribute of the onnxkit fused operators (see
+``onnxkit.ops.fused._common``) to a formula and the defaults of its two parameters.
+"""
+
+from __future__ import annotations
+
+import math
+
+INF = math.inf
+NAN = math.nan
+SQRT_HALF = 0.7071067811865476  # 1 / sqrt(2)
+SQRT_2_OVER_PI = 0.7978845608028654
+_EXACT = 4503599627370496.0  # 2**52: every float this large is an integer
+
+
+def identity(x, p0, p1):
+    return x
+
+
+def nonzero(x, p0, p1):
+    """x != 0 (NaN counts as true, as numpy's astype(bool) says)."""
+    return x != 0
+
+
+def divide_by(x, p0, p1):
+    return x / p0
+
+
+def relu(x, p0, p1):
+    """max(x, 0); NaN stays NaN."""
+    return x if (x > 0 or x != x) else 0
+
+
+def leaky_relu(x, p0, p1):
+    return x if x >= 0 else x * p0
+
+
+def elu(x, p0, p1):
+    return x if x >= 0 else p0 * (math.exp(x) - 1.0)
+
+
+def hard_sigmoid(x, p0, p1):
+    return max(0.0, min(1.0, p0 * x + p1))
+
+
+def hard_swish(x, p0, p1):
+    return x * max(0.0, min(1.0, x / 6.0 + 0.5))
+
+
+def sigmoid(x, p0, p1):
+    """1 / (1 + exp(-x)), without overflowing exp for either sign."""
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+def tanh(x, p0, p1):
+    return math.tanh(x)
+
+
+def softplus(x, p0, p1):
+    """log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|))."""
+    return max(x, 0.0) + math.log1p(math.exp(-abs(x)))
+
+
+def gelu(x, p0, p1):
+    """0.5 x (1 + erf(x / sqrt 2))."""
+    return 0.5 * x * (1.0 + math.erf(x * SQRT_HALF))
+
+
+def gelu_tanh(x, p0, p1):
+    """0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+    return 0.5 * x * (1.0 + math.tanh(SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)))
+
+
+def clip(x, p0, p1):
+    """min(max(x, p0), p1): with p0 > p1 everything becomes p1; NaN stays NaN."""
+    y = x
+    if y < p0:
+        y = p0
+    if y > p1:
+        y = p1
+    return y
+
+
+def neg(x, p0, p1):
+    return -x
+
+
+def abs_(x, p0, p1):
+    return -x if x < 0 else x
+
+
+def exp(x, p0, p1):
+    if x > 709.0:
+        return INF
+    return math.exp(x)
+
+
+def log(x, p0, p1):
+    if x < 0 or x != x:
+        return NAN
+    if x == 0:
+        return -INF
+    return math.log(x)
+
+
+def sqrt(x, p0, p1):
+    if x < 0 or x != x:
+        return NAN
+    return math.sqrt(x)
+
+
+def reciprocal(x, p0, p1):
+    if x == 0:
+        return INF if math.copysign(1.0, x) > 0 else -INF
+    return 1.0 / x
+
+
+def erf(x, p0, p1):
+    return math.erf(x)
+
+
+def floor(x, p0, p1):
+    if x != x or abs(x) >= _EXACT:
+        return x
+    return math.floor(x)
+
+
+def ceil(x, p0, p1):
+    if x != x or abs(x) >= _EXACT:
+        return x
+    return math.ceil(x)
+
+
+def sin(x, p0, p1):
+    return math.sin(x) if abs(x) != INF else NAN
+
+
+def cos(x, p0, p1):
+    return math.cos(x) if abs(x) != INF else NAN
+
+
+# ---------------------------------------------------------------- binary formulas
+
+
+def add(a, b):
+    return a + b
+
+
+def sub(a, b):
+    return a - b
+
+
+def mul(a, b):
+    return a * b
+
+
+def div(a, b):
+    """Float division (a / 0 is +-inf or NaN, as IEEE says)."""
+    if b == 0:
+        if a == 0 or a != a:
+            return NAN
+        return INF if (a > 0) == (math.copysign(1.0, b) > 0) else -INF
+    return a / b
+
+
+def int_div(a, b):
+    """Integer division truncating toward zero, as C does; a / 0 gives 0 (numpy's choice)."""
+    if b == 0:
+        return 0
+    q = a // b  # floors
+    if q < 0 and q * b != a:
+        q += 1
+    return q
+
+
+def power(a, b):
+    if a == 0 and b < 0:
+        return INF
+    if a < 0 and b != math.floor(b):
+        return NAN
+    return math.pow(a, b)
+
+
+def maximum(a, b):
+    """Larger of a and b; NaN wins, like numpy.maximum."""
+    if a != a:
+        return a
+    if b != b:
+        return b
+    return a if a >= b else b
+
+
+def minimum(a, b):
+    if a != a:
+        return a
+    if b != b:
+        return b
+    return a if a <= b else b
+
+
+def prelu(x, slope):
+    return x if x >= 0 else x * slope
+
+
+# name -> (formula, default p0, default p1); the onnxkit fused operators' epilogues
+ACTIVATIONS = {
+    "": (identity, 0.0, 0.0),
+    "Relu": (relu, 0.0, 0.0),
+    "LeakyRelu": (leaky_relu, 0.01, 0.0),
+    "Sigmoid": (sigmoid, 0.0, 0.0),
+    "Tanh": (tanh, 0.0, 0.0),
+    "Clip": (clip, -INF, INF),
+    "HardSigmoid": (hard_sigmoid, 0.2, 0.5),
+    "HardSwish": (hard_swish, 0.0, 0.0),
+    "Elu": (elu, 1.0, 0.0),
+    "Gelu": (gelu, 0.0, 0.0),
+    "GeluTanh": (gelu_tanh, 0.0, 0.0),
+}
+
+
+def activation(name: str, params) -> tuple:
+    """``(formula, p0, p1)`` for an ``activation`` attribute and its ``activation_params``."""
+    from onnxkit.kernels.cuda._device import HostFallback
+
+    entry = ACTIVATIONS.get(name or "")
+    if entry is None:
+        raise HostFallback(f"activation {name!r} has no cuda formula")
+    fn, p0, p1 = entry
+    params = [float(p) for p in (params or ())]
+    if len(params) > 2:
+        raise HostFallback(f"activation {name!r} got {len(params)} parameters")
+    if params:
+        p0 = params[0]
+    if len(params) > 1:
+        p1 = params[1]
+    return fn, p0, p1

@@ -1,0 +1,67 @@
+"""BatchNormalization (inference) on the GPU: one thread per element.
+
+    c = channel of element i = (i // spatial_size) % C
+    Y[i] = (X[i] - mean[c]) * scale[c] / sqrt(var[c] + epsilon) + B[c]
+
+Training mode (batch statistics, running averages) runs on the host.
+https://onnx.ai/onnx/operators/onnx__BatchNormalization.html
+"""
+
+import math
+from functools import lru_cache
+
+import numpy as np
+from numba import cuda
+
+from onnxkit.kernels.cuda import CUDA
+from onnxkit.kernels.cuda._device import (FLOAT_DTYPES, HostFallback, device, empty, launch_1d,
+                                          need_dtype)
+from onnxkit.ops.nn._windows import compute_dtype
+from onnxkit.ops.registry import op
+
+
+@lru_cache(maxsize=None)
+def batch_norm_kernel(work):
+    cast = np.dtype(work).type
+
+    @cuda.jit
+    def kernel(x, scale, bias, mean, var, channels, inner, epsilon, out):
+        i = cuda.grid(1)
+        if i < out.size:
+            c = (i // inner) % channels
+            inv = cast(scale[c]) / cast(math.sqrt(cast(var[c]) + cast(epsilon)))
+            out[i] = (cast(x[i]) - cast(mean[c])) * inv + cast(bias[c])
+
+    return kernel
+
+
+def batch_norm(X, scale, B, mean, var, epsilon):
+    X = device(X, "X")
+    need_dtype(X, FLOAT_DTYPES, "X")
+    params = [device(p, what) for p, what in
+              ((scale, "scale"), (B, "B"), (mean, "mean"), (var, "var"))]
+    channels = X.shape[1] if X.ndim > 1 else 1
+    for p, what in zip(params, ("scale", "B", "mean", "var")):
+        if p.size != channels or p.dtype not in FLOAT_DTYPES:
+            raise HostFallback(f"{what} is {p.dtype}{list(p.shape)} for {channels} channels")
+    out = empty(X.shape, X.dtype)
+    inner = int(np.prod(X.shape[2:], dtype=np.int64))
+    launch_1d(batch_norm_kernel(compute_dtype(X.dtype)), out.size, X.flat,
+              *(p.flat for p in params), channels, inner, float(epsilon), out.flat)
+    return out
+
+
+@op("BatchNormalization", 7, 9, context=True, registry=CUDA)
+def batch_normalization_legacy(X, scale, B, mean, var, *, epsilon=1e-5, momentum=0.9,
+                               spatial=1, ctx):
+    if ctx.n_outputs > 1 or not spatial:
+        raise HostFallback("training outputs or spatial=0 run on the host")
+    return batch_norm(X, scale, B, mean, var, epsilon)
+
+
+@op("BatchNormalization", 14, 15, registry=CUDA)
+def batch_normalization(X, scale, B, input_mean, input_var, *, epsilon=1e-5, momentum=0.9,
+                        training_mode=0):
+    if training_mode:
+        raise HostFallback("training_mode=1 runs on the host")
+    return batch_norm(X, scale, B, input_mean, input_var, epsilon)

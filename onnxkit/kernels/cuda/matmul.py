@@ -1,0 +1,193 @@
+"""MatMul, Gemm and the onnxkit FusedGemm / FusedMatMul: one tiled GEMM kernel.
+
+    for each batch b, output tile (rows r0.., cols c0..)      one block of TILE x TILE threads
+        acc = 0
+        for k0 in 0, TILE, 2*TILE, ... < K:
+            shared A[TILE, TILE] <- A'[b, r0 + ty, k0 + tx]   each thread loads one element
+            shared B[TILE, TILE] <- B'[b, k0 + ty, c0 + tx]   (zero outside the matrices)
+            sync; acc += sum_k A[ty, k] * B[k, tx]; sync
+        Y[b, r, c] = act(alpha * acc + beta * C[b, r, c])
+
+Operands are read through strides, so Gemm's transA / transB cost nothing, broadcast
+batch dimensions (numpy.matmul) have stride 0, and C / Bias broadcast the same way.
+Accumulation is in the input dtype (float32 stays float32: no TF32, no float64).
+https://onnx.ai/onnx/operators/onnx__MatMul.html  https://onnx.ai/onnx/operators/onnx__Gemm.html
+"""
+
+from functools import lru_cache
+
+import numba
+import numpy as np
+from numba import cuda
+
+from onnxkit.errors import KernelError
+from onnxkit.kernels.cuda import CUDA
+from onnxkit.kernels.cuda._device import (DEVICE_DTYPES, HostFallback, device, empty, launch,
+                                          need_dtype, shape_tuple, simulated)
+from onnxkit.kernels.cuda._scalar import activation as activation_formula, identity
+from onnxkit.kernels.indexing import broadcast_offset, broadcast_strides, for_cuda
+from onnxkit.ops.registry import op
+
+TILE = 8 if simulated() else 16  # the simulator runs each thread as a Python thread
+NUMERIC = frozenset(d for d in DEVICE_DTYPES if d.kind in "iuf")
+_offset = for_cuda(broadcast_offset)
+
+
+@lru_cache(maxsize=None)
+def gemm_kernel(dtype, formula):
+    """The tiled kernel for one element type and one epilogue formula (``_scalar``)."""
+    T = TILE
+    elem = numba.from_dtype(dtype)
+    zero = np.dtype(dtype).type(0)
+    act = for_cuda(formula)
+
+    @cuda.jit
+    def kernel(a, a_batch, a_rs, a_cs, b, b_batch, b_rs, b_cs, c, c_batch, c_rs, c_cs, has_c,
+               batch_shape, batches, M, N, K, alpha, beta, p0, p1, out):
+        sa = cuda.shared.array((T, T), elem)
+        sb = cuda.shared.array((T, T), elem)
+        tx = cuda.threadIdx.x
+        ty = cuda.threadIdx.y
+        row = cuda.blockIdx.y * T + ty
+        col = cuda.blockIdx.x * T + tx
+        for batch in range(cuda.blockIdx.z, batches, cuda.gridDim.z):
+            a0 = _offset(batch, batch_shape, a_batch)
+            b0 = _offset(batch, batch_shape, b_batch)
+            acc = zero
+            for k0 in range(0, K, T):
+                k = k0 + tx
+                if row < M and k < K:
+                    sa[ty, tx] = a[a0 + row * a_rs + k * a_cs]
+                else:
+                    sa[ty, tx] = zero
+                k = k0 + ty
+                if k < K and col < N:
+                    sb[ty, tx] = b[b0 + k * b_rs + col * b_cs]
+                else:
+                    sb[ty, tx] = zero
+                cuda.syncthreads()
+                for kk in range(T):
+                    acc += sa[ty, kk] * sb[kk, tx]
+                cuda.syncthreads()
+            if row < M and col < N:
+                y = alpha * acc
+                if has_c:
+                    y += beta * c[_offset(batch, batch_shape, c_batch) + row * c_rs + col * c_cs]
+                out[(batch * M + row) * N + col] = act(y, p0, p1)
+
+    return kernel
+
+
+def gemm(A, a_strides, B, b_strides, C, c_strides, batch_shape, M, N, K, out_shape,
+         alpha=1.0, beta=1.0, formula=identity, p0=0.0, p1=0.0):
+    """Launch the tiled kernel. ``*_strides`` are (batch strides, row stride, col stride)."""
+    batches = int(np.prod(batch_shape, dtype=np.int64))
+    out = empty(out_shape, A.dtype)
+    if out.size == 0:
+        return out
+    has_c = C is not None
+    c_flat, c_strides = (C.flat, c_strides) if has_c else (A.flat, (a_strides[0], 0, 0))
+    blocks = ((N + TILE - 1) // TILE, (M + TILE - 1) // TILE, min(batches, 65535))
+    launch(gemm_kernel(A.dtype, formula), blocks, (TILE, TILE),
+           A.flat, a_strides[0], a_strides[1], a_strides[2],
+           B.flat, b_strides[0], b_strides[1], b_strides[2],
+           c_flat, c_strides[0], c_strides[1], c_strides[2], has_c,
+           shape_tuple(batch_shape), batches, M, N, K, float(alpha), float(beta),
+           float(p0), float(p1), out.flat)
+    return out
+
+
+def _operands(A, B):
+    A, B = device(A, "A"), device(B, "B")
+    need_dtype(A, NUMERIC, "A")
+    if A.dtype != B.dtype:
+        raise HostFallback(f"A is {A.dtype} and B is {B.dtype}")
+    return A, B
+
+
+def _matmul(A, B, bias=None, formula=identity, p0=0.0, p1=0.0):
+    """numpy.matmul: 1-D operands gain (then lose) a dimension; batch dimensions broadcast."""
+    if A.ndim == 0 or B.ndim == 0:
+        raise KernelError(f"MatMul needs operands of rank >= 1, got shapes {list(A.shape)} and {list(B.shape)}")
+    a_shape = (1,) + A.shape if A.ndim == 1 else A.shape
+    b_shape = B.shape + (1,) if B.ndim == 1 else B.shape
+    (M, K), (K2, N) = a_shape[-2:], b_shape[-2:]
+    if K != K2:
+        raise KernelError(f"MatMul: inner dimensions differ: A {list(A.shape)} @ B {list(B.shape)}")
+    batch = tuple(np.broadcast_shapes(a_shape[:-2], b_shape[:-2]))
+    final = batch + ((M,) if A.ndim > 1 else ()) + ((N,) if B.ndim > 1 else ())
+    a_strides = (_batch_strides(a_shape[:-2], batch, M * K), K, 1)
+    b_strides = (_batch_strides(b_shape[:-2], batch, K * N), N, 1)
+    c_strides = None
+    if bias is not None:
+        if tuple(np.broadcast_shapes(final, bias.shape)) != final:
+            raise HostFallback(f"Bias {list(bias.shape)} would broadcast the product {list(final)}")
+        c_strides = _bias_strides(bias.shape, final, batch, A.ndim > 1, B.ndim > 1)
+    return gemm(A, a_strides, B, b_strides, bias, c_strides, batch, M, N, K, final,
+                1.0, 1.0, formula, p0, p1)
+
+
+def _batch_strides(shape, batch, matrix_size) -> tuple:
+    if not batch:
+        return (0,)
+    return tuple(int(s) * matrix_size for s in broadcast_strides(shape, batch))
+
+
+def _bias_strides(shape, final, batch, has_m, has_n) -> tuple:
+    """(batch strides, row stride, col stride) of a Bias broadcast to the product."""
+    strides = list(broadcast_strides(shape, final))
+    col = strides.pop() if has_n else 0
+    row = strides.pop() if has_m else 0
+    return (tuple(int(s) for s in strides) if batch else (0,)), int(row), int(col)
+
+
+def _gemm(A, B, C, alpha, beta, transA, transB, formula=identity, p0=0.0, p1=0.0):
+    A, B = _operands(A, B)
+    if A.ndim != 2 or B.ndim != 2:
+        raise KernelError(f"Gemm needs 2-D A and B, got shapes {list(A.shape)} and {list(B.shape)}")
+    M, K = A.shape[::-1] if transA else A.shape
+    K2, N = B.shape[::-1] if transB else B.shape
+    if K != K2:
+        raise KernelError(f"Gemm: A' is {[M, K]} and B' is {[K2, N]} (transA={transA}, "
+                          f"transB={transB}); their inner dimensions differ")
+    a_strides = ((0,), 1, A.shape[1]) if transA else ((0,), A.shape[1], 1)
+    b_strides = ((0,), 1, B.shape[1]) if transB else ((0,), B.shape[1], 1)
+    c_strides = None
+    if C is not None and beta != 0.0:
+        C = device(C, "C")
+        if C.dtype != A.dtype:
+            raise HostFallback(f"C is {C.dtype}, A is {A.dtype}")
+        rs, cs = broadcast_strides(C.shape, (M, N))
+        c_strides = ((0,), int(rs), int(cs))
+    else:
+        C = None
+    return gemm(A, a_strides, B, b_strides, C, c_strides, (), M, N, K, (M, N), alpha, beta,
+                formula, p0, p1)
+
+
+@op("MatMul", 1, 9, 13, registry=CUDA)
+def matmul(A, B):
+    return _matmul(*_operands(A, B))
+
+
+@op("Gemm", 7, 9, 11, 13, registry=CUDA)
+def gemm_op(A, B, C=None, *, alpha=1.0, beta=1.0, transA=0, transB=0):
+    return _gemm(A, B, C, alpha, beta, transA, transB)
+
+
+@op("FusedGemm", 1, domain="onnxkit", registry=CUDA)
+def fused_gemm(A, B, C=None, *, alpha=1.0, beta=1.0, transA=0, transB=0, activation="",
+               activation_params=None):
+    formula, p0, p1 = activation_formula(activation, activation_params)
+    return _gemm(A, B, C, alpha, beta, transA, transB, formula, p0, p1)
+
+
+@op("FusedMatMul", 1, domain="onnxkit", registry=CUDA)
+def fused_matmul(A, B, Bias=None, *, activation="", activation_params=None):
+    formula, p0, p1 = activation_formula(activation, activation_params)
+    A, B = _operands(A, B)
+    if Bias is not None:
+        Bias = device(Bias, "Bias")
+        if Bias.dtype != A.dtype:
+            raise HostFallback(f"Bias is {Bias.dtype}, A is {A.dtype}")
+    return _matmul(A, B, Bias, formula, p0, p1)
