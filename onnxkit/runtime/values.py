@@ -90,6 +90,8 @@ def tensor_to_array(tensor: TensorProto, base_dir: str | None = None) -> np.ndar
     if tensor.data_location == TensorProto.EXTERNAL:
         raise ModelLoadError(f"tensor {tensor.name!r} still points at external data; load the model "
                              f"with onnxkit.load from its path")
+    if any(d < 0 for d in tensor.dims):
+        raise ModelLoadError(f"tensor {tensor.name!r} has a negative dimension: dims {list(tensor.dims)}")
     try:
         check_allocation(list(tensor.dims), np_dtype(tensor.data_type) if tensor.data_type != TensorProto.STRING else np.uint8,
                          f"tensor {tensor.name!r}")

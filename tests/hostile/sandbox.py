@@ -292,11 +292,15 @@ def _check_result(outputs) -> None:
 
 
 class _SizeWatch:
-    """A trace callback noting the first node whose result is over ``max_tensor_bytes``:
-    that kernel allocated data-sized memory without ``check_allocation``."""
+    """A trace callback noting the first node whose result is over ``max_tensor_bytes``
+    and several times the largest feed: that kernel allocated data-sized memory without
+    ``check_allocation``."""
 
-    def __init__(self, limit: int):
-        self.limit = limit
+    def __init__(self, limit: int, feeds: dict | None):
+        import numpy as np
+
+        biggest = max((v.nbytes for v in (feeds or {}).values() if isinstance(v, np.ndarray)), default=0)
+        self.limit = max(limit, 4 * biggest)
         self.finding: str | None = None
 
     def __call__(self, event) -> None:
@@ -310,8 +314,9 @@ class _SizeWatch:
                 if isinstance(v, np.ndarray) and v.nbytes > self.limit:
                     self.finding = (f"node {event.node.name!r} ({event.node.op_type}) in "
                                     f"{event.path or 'main graph'!r} returned {v.dtype}"
-                                    f"{list(v.shape)} = {v.nbytes:,} bytes, over max_tensor_bytes="
-                                    f"{self.limit:,} (kernel {event.kernel})")
+                                    f"{list(v.shape)} = {v.nbytes:,} bytes, over {self.limit:,} (the "
+                                    f"larger of max_tensor_bytes and 4x the largest feed; "
+                                    f"kernel {event.kernel})")
 
 
 def _prepare_folder(root: str, case: Case) -> str:
@@ -358,7 +363,7 @@ def execute(case: Case, soft_timeout: float | None, watch: _Watch | None = None,
     try:
         if watch is not None:
             watch.armed = True
-        sizes = _SizeWatch(case.limits[0])
+        sizes = _SizeWatch(case.limits[0], case.feeds)
         sess = onnxkit.Session(model, limits=onnxkit.Limits(*case.limits), level=case.level,
                                trace=sizes)
         if case.feeds is not None:

@@ -727,3 +727,166 @@ def feed_cases(draw) -> Case:
     seed = SEEDS[draw(st.sampled_from(sorted(SEEDS)), label="seed")]
     feeds, what = draw(hostile_feeds(seed.feeds()))
     return Case(seed.bytes(), feeds, limits=FUZZ_LIMITS, label=f"{seed.name}: {what}")
+
+
+# ---------------------------------------------------------------- one operator at a time
+
+@lru_cache(maxsize=None)
+def registered_ops() -> tuple[tuple[str, str, int], ...]:
+    """(domain, op_type, since_version) of every reference kernel that has an onnx schema."""
+    from onnxkit.ops import load_reference_kernels
+    from onnxkit.ops.registry import schema_of
+
+    kernels = load_reference_kernels()
+    return tuple(sorted((k.domain, k.op_type, k.since_version) for k in kernels
+                        if schema_of(k.domain, k.op_type, k.since_version) is not None))
+
+
+TYPE_TO_DTYPE = {
+    "float": np.float32, "double": np.float64, "float16": np.float16, "int8": np.int8,
+    "int16": np.int16, "int32": np.int32, "int64": np.int64, "uint8": np.uint8,
+    "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64, "bool": np.bool_,
+    "string": object,
+}
+INDEX_VALUES = [0, 1, 2, -1, 3, 5, -2, -7, 2**31, 10**6, 2**62, -(2**63), 2**63 - 1]
+SHAPE_DIMS = [1, 2, 3, 0, 4, 5, 3000]
+
+
+@st.composite
+def tensor_values(draw, dtype, shape=None) -> np.ndarray:
+    if shape is None:
+        rank = draw(st.sampled_from([1, 2, 0, 3, 4, 5]))
+        shape = [draw(st.sampled_from(SHAPE_DIMS[:-1])) for _ in range(rank)]
+        if draw(st.sampled_from([False] * 15 + [True])) and shape:  # rarely one long axis
+            shape = [min(d, 3) for d in shape[:3]]
+            shape[draw(st.integers(0, len(shape) - 1))] = 3000
+    size = int(np.prod(shape)) if shape else 1
+    if dtype is object:
+        pool = draw(st.lists(st.sampled_from(["a", "b c", "the", "", "A1"] + STRING_SPECIALS),
+                             min_size=1, max_size=4))
+        return np.array([pool[i % len(pool)] for i in range(size)], dtype=object).reshape(shape)
+    kind = np.dtype(dtype).kind
+    if kind == "b":
+        base = np.arange(size) % 2 == 0
+    elif kind in "iu":
+        pool = draw(st.lists(st.sampled_from(INDEX_VALUES) | st.integers(-3, 6), min_size=1, max_size=4))
+        with np.errstate(all="ignore"):
+            base = np.array([pool[i % len(pool)] for i in range(size)], dtype=object)
+            info = np.iinfo(dtype)
+            base = np.clip(base, int(info.min), int(info.max)).astype(dtype) if size else np.zeros(0, dtype)
+    else:
+        base = np.random.default_rng(draw(st.integers(0, 3))).standard_normal(size)
+        if size and draw(st.sampled_from([False] * 5 + [True])):
+            base[draw(st.integers(0, size - 1))] = draw(st.sampled_from(FLOAT_SPECIALS))
+    with np.errstate(all="ignore"):
+        return np.asarray(base).astype(dtype).reshape(shape)
+
+
+@st.composite
+def value_of_type(draw, type_str: str):
+    """A value of an onnx type string: tensor(T), seq(tensor(T)), optional(...), map(K, V)."""
+    if type_str.startswith("tensor("):
+        name = type_str[len("tensor("):-1]
+        dtype = TYPE_TO_DTYPE.get(name)
+        if dtype is None:  # ml_dtypes floats, complex: a float32 tensor, which the op may refuse
+            dtype = np.float32
+        return draw(tensor_values(dtype))
+    if type_str.startswith("seq("):
+        inner = type_str[len("seq("):-1]
+        return [draw(value_of_type(inner)) for _ in range(draw(st.integers(0, 3)))]
+    if type_str.startswith("optional("):
+        if draw(st.booleans()):
+            return None
+        return draw(value_of_type(type_str[len("optional("):-1]))
+    if type_str.startswith("map("):
+        key = type_str[len("map("):].split(",")[0].strip()
+        keys = draw(st.lists(st.integers(0, 5) if key != "string" else st.sampled_from(["a", "b", "c"]),
+                             max_size=3, unique=True))
+        return {k: np.float32(1.0) for k in keys}
+    return np.zeros(2, np.float32)
+
+
+ATTR_VALUES = {
+    A.INT: st.integers(-2, 5) | st.sampled_from(INTERESTING_INTS),
+    A.FLOAT: st.sampled_from([1.0, 0.5, 0.0, 2.0, 1e-5]) | floats,
+    A.STRING: strings,
+    A.INTS: st.lists(st.integers(-2, 5) | st.sampled_from(INTERESTING_INTS), max_size=6),
+    A.FLOATS: st.lists(floats, max_size=6),
+    A.STRINGS: st.lists(strings, max_size=4),
+}
+
+
+@st.composite
+def op_cases(draw) -> Case:
+    """One registered operator, schema-shaped inputs and attributes with hostile values.
+
+    Inputs are graph inputs without declared types, so any value reaches the kernel.
+    """
+    from onnx import helper
+
+    from onnxkit.ops.registry import schema_of
+
+    ops = registered_ops()
+    domain, op_type, since = ops[draw(st.integers(0, len(ops) - 1), label="operator")]
+    schema = schema_of(domain, op_type, since)
+    inputs, feeds = [], {}
+    allowed = {c.type_param_str: sorted(c.allowed_type_strs) for c in schema.type_constraints}
+    chosen: dict[str, str] = {}
+    for i, param in enumerate(schema.inputs):
+        option = param.option
+        if option == onnx.defs.OpSchema.FormalParameterOption.Optional and not draw(st.booleans()):
+            inputs.append("")
+            continue
+        count = draw(st.integers(1, 3)) if option == onnx.defs.OpSchema.FormalParameterOption.Variadic else 1
+        for j in range(count):
+            types = allowed.get(param.type_str, [param.type_str])
+            if param.type_str not in chosen or not param.is_homogeneous:
+                chosen[param.type_str] = draw(st.sampled_from(types))
+            name = f"in{i}_{j}"
+            inputs.append(name)
+            feeds[name] = draw(value_of_type(chosen[param.type_str]))
+    while inputs and inputs[-1] == "":
+        inputs.pop()
+    attrs, done = [], []
+    for name, attr in sorted(schema.attributes.items()):
+        if not attr.required and draw(st.sampled_from([False, False, True])):
+            continue
+        kind = int(attr.type)
+        a = AttributeProto(name=name, type=kind)
+        if kind in ATTR_VALUES:
+            value = draw(ATTR_VALUES[kind])
+            _assign(a, kind, value)
+            done.append(f"{name}={value!r}"[:80])
+        else:
+            done.append(set_attribute(draw, a, kind)[:80])
+            a.name = name
+        attrs.append(a)
+    n_out = max(1, len(schema.outputs)) if schema.max_output > 1 else 1
+    outputs = [f"out{k}" for k in range(n_out)]
+    node = helper.make_node(op_type, inputs, outputs, domain=domain, name="fuzzed")
+    node.attribute.extend(attrs)
+    graph = helper.make_graph([node], "one_op", [onnx.ValueInfoProto(name=n) for n in feeds],
+                              [onnx.ValueInfoProto(name=n) for n in outputs])
+    opsets = [helper.make_opsetid(domain, since)]
+    if domain != "":
+        opsets.append(helper.make_opsetid("", 21))
+    model = helper.make_model(graph, opset_imports=opsets)
+    model.ir_version = 10
+    shown = {k: f"{getattr(v, 'dtype', type(v).__name__)}{list(getattr(v, 'shape', ()))}" for k, v in feeds.items()}
+    return Case(model.SerializeToString(), feeds,
+                label=f"{domain or 'ai.onnx'}::{op_type}-{since} attrs[{', '.join(done)}] inputs{shown}")
+
+
+def _assign(attr: AttributeProto, kind: int, value) -> None:
+    if kind == A.INT:
+        attr.i = value
+    elif kind == A.FLOAT:
+        attr.f = value
+    elif kind == A.STRING:
+        attr.s = _encode(value)
+    elif kind == A.INTS:
+        attr.ints.extend(value)
+    elif kind == A.FLOATS:
+        attr.floats.extend(value)
+    else:
+        attr.strings.extend(_encode(s) for s in value)

@@ -13,6 +13,7 @@ import numpy as np
 
 from onnxkit.ops.registry import op
 from onnxkit.ops.tensor._util import normalize_axis
+from onnxkit.runtime.limits import check_allocation
 
 
 def checked_indices(indices: np.ndarray, dim: int) -> np.ndarray:
@@ -34,6 +35,8 @@ def element_index(indices: np.ndarray, axis: int, dim: int) -> tuple:
 @op("Gather", 1, 11, 13)
 def gather(data, indices, *, axis=0):
     axis = normalize_axis(axis, data.ndim)
+    # the output multiplies the sizes of data and indices: check before numpy allocates it
+    check_allocation(data.shape[:axis] + indices.shape + data.shape[axis + 1:], data.dtype, "Gather output")
     return np.take(data, checked_indices(indices, data.shape[axis]), axis=axis)
 
 
