@@ -151,7 +151,7 @@ def test_support_table_reports_what_is_missing():
 g (float[2] x) => (float[2] y) { y = com.example.Twice (x) }""")
     (row,) = support_table(model)
     assert (row.op_type, row.domain, row.ok, row.implemented) == ("Twice", "com.example", False, ())
-    assert "NO" in format_support([row])
+    assert "NO" in format_support([row]) and "no onnxkit kernel" in row.note
 
 
 def test_coverage_lists_every_onnx_operator():
@@ -171,6 +171,8 @@ def test_convert_up_moves_axes_to_an_input_and_keeps_the_answer():
     up = convert(model, 13)
     assert model.opset_import[0].version == 11          # the input is not modified
     assert up.opset_import[0].version == 13
+    assert up.ir_version == helper.find_min_ir_version_for([helper.make_opsetid("", 13)]) == 7
+    assert convert(model, 13, raise_ir_version=False).ir_version == 6
     reduce_node = next(n for n in up.graph.node if n.op_type == "ReduceSum")
     assert len(reduce_node.input) == 2 and not reduce_node.attribute[0].name == "axes"
     assert changed_operators(model, 13) == [("ReduceSum", 11, 13), ("Constant", 11, 13), ("Reshape", 5, 13)]

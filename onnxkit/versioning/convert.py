@@ -4,7 +4,9 @@
         1. onnx.version_converter.convert_version(model, target_opset)
            (each operator is carried version by version through onnx's "adapters":
             ReduceSum-11 -> 13 turns the ``axes`` attribute into a Constant input)
-        2. onnx.checker.check_model on the result
+        2. the IR version raised to the lowest one the new opset allows, when it was below
+           (the converter leaves ir_version as it was)
+        3. onnx.checker.check_model on the result
         any failure -> VersionConversionError naming the opsets, the operators whose
         version differs between them, and what onnx said
 """
@@ -20,6 +22,7 @@ from onnxkit.errors import OnnxkitError
 from onnxkit.loading import ModelLike, load
 from onnxkit.ops.registry import normalize_domain, schema_since_version
 from onnxkit.versioning.history import since_versions
+from onnxkit.versioning.ir import min_ir_version
 from onnxkit.versioning.resolve import iter_nodes
 
 _NO_ADAPTER = re.compile(r"No Adapter (To|From) Version \$(\d+) for (\w+)")
@@ -47,8 +50,12 @@ def changed_operators(model: ModelLike, target_opset: int) -> list[tuple[str, in
     return rows
 
 
-def convert(model: ModelLike, target_opset: int, *, check: bool = True) -> onnx.ModelProto:
-    """The model rewritten for ``ai.onnx`` opset ``target_opset`` (the input is not modified)."""
+def convert(model: ModelLike, target_opset: int, *, check: bool = True,
+            raise_ir_version: bool = True) -> onnx.ModelProto:
+    """The model rewritten for ``ai.onnx`` opset ``target_opset`` (the input is not modified).
+
+    ``raise_ir_version``: give the result at least the IR version its opsets need.
+    """
     proto = load(model)
     current = _default_opset(proto)
     latest = onnx.defs.onnx_opset_version()
@@ -64,6 +71,9 @@ def convert(model: ModelLike, target_opset: int, *, check: bool = True) -> onnx.
         out = onnx.version_converter.convert_version(proto, target_opset)
     except Exception as exc:  # the converter reports failures as RuntimeError / ConvertError
         raise VersionConversionError(_explain(proto, current, target_opset, str(exc))) from exc
+    if raise_ir_version:
+        needed = min_ir_version({normalize_domain(o.domain): int(o.version) for o in out.opset_import})
+        out.ir_version = max(out.ir_version, needed)
     if check:
         try:
             onnx.checker.check_model(out)

@@ -62,7 +62,8 @@ def support_table(model: ModelLike, executor: str = "reference") -> list[Support
         needed = schema_since_version(domain, op_type, opset)
         if needed is None:
             fitting = [v for v in have if v <= opset]
-            note = "no onnx schema: the newest kernel not newer than the opset"
+            note = (f"no onnx schema: uses the newest kernel not above opset {opset}" if fitting else
+                    f"no onnx schema and no onnxkit kernel at or below opset {opset}")
             rows.append(Support(op_type, domain, opset, None, have, bool(fitting), note))
             continue
         ok = needed in have
