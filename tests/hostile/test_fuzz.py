@@ -48,7 +48,7 @@ def _fuzz(target: str, box: Sandbox, record_property) -> None:
         print(tally.line())
 
 
-@pytest.mark.parametrize("target", ["bytes", "text", "fields", "feeds"])
+@pytest.mark.parametrize("target", ["bytes", "text", "fields", "feeds", "ops"])
 def test_fuzz(target, box, record_property):
     _fuzz(target, box, record_property)
 

@@ -1,0 +1,128 @@
+"""One test per bug the fuzzers found: the smallest model that showed it, now a clear error."""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import time
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+import onnxkit
+from onnxkit import errors
+from onnxkit.ops.text._linear_regex import LinearRegex
+
+SMALL = onnxkit.Limits(max_tensor_bytes=4 * 1024**2)
+
+
+def _one_node(op_type, inputs, outputs, opset=21, initializers=(), **attrs):
+    node = helper.make_node(op_type, [i for i, _ in inputs], outputs, name="n", **attrs)
+    graph = helper.make_graph([node], "g", [onnx.ValueInfoProto(name=i) for i, _ in inputs],
+                              [onnx.ValueInfoProto(name=o) for o in outputs], initializer=list(initializers))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 10
+    return model, {i: v for i, v in inputs}
+
+
+def test_unknown_elem_type_in_a_declared_output_plans():
+    model = onnxkit.load('<ir_version: 10, opset_import: ["" : 21]> g (float[2] x) => (float[2] y) { y = Relu(x) }')
+    model.graph.output[0].type.tensor_type.elem_type = 29  # no ONNX version defines 29
+    sess = onnxkit.Session(model)
+    assert sess.get_outputs()[0].type == "tensor(unknown(29))"
+
+
+def test_unknown_elem_type_in_a_declared_input_is_an_input_error():
+    model = onnxkit.load('<ir_version: 10, opset_import: ["" : 21]> g (float[2] x) => (float[2] y) { y = Relu(x) }')
+    model.graph.input[0].type.tensor_type.elem_type = 99
+    with pytest.raises(errors.InputError, match="element type onnxkit cannot hold"):
+        onnxkit.Session(model).run(None, {"x": np.zeros(2, np.float32)})
+
+
+def _external(tmp_path, location):
+    w = helper.make_tensor("w", TensorProto.FLOAT, [2], [1.0, 2.0])
+    w.ClearField("float_data")
+    w.data_location = TensorProto.EXTERNAL
+    entry = w.external_data.add()
+    entry.key, entry.value = "location", location
+    model, _ = _one_node("Relu", [("x", None)], ["y"])
+    model.graph.initializer.append(w)
+    path = tmp_path / "m.onnx"
+    path.write_bytes(model.SerializeToString())
+    return str(path)
+
+
+@pytest.mark.parametrize("location, error, fragment", [
+    ("data.bin\x00.txt", errors.UnsafeModelError, "NUL byte"),
+    ("loop.bin", errors.ModelLoadError, "cannot be resolved"),
+    ("x" * 300, errors.ModelLoadError, "x" * 20),
+])
+def test_odd_external_data_paths_are_load_errors(tmp_path, location, error, fragment):
+    os.symlink(tmp_path / "loop.bin", tmp_path / "loop.bin")
+    with pytest.raises(error, match=re.escape(fragment)):
+        onnxkit.load(_external(tmp_path, location))
+
+
+def test_nul_in_a_model_path_is_a_load_error():
+    with pytest.raises(errors.ModelLoadError):
+        onnxkit.load("model\x00.onnx")
+
+
+def test_negative_initializer_dims_are_a_load_error():
+    model, _ = _one_node("Relu", [("x", None)], ["y"])
+    model.graph.initializer.append(TensorProto(name="w", data_type=TensorProto.UINT2,
+                                               dims=[2**40, 2**31, -2, 0, 1, 2]))
+    with pytest.raises(errors.ModelLoadError, match="negative dimension"):
+        onnxkit.Session(model)
+
+
+def test_dft_length_is_checked_before_allocating():
+    x = np.zeros((1, 16, 1), np.float32)
+    model, feeds = _one_node("DFT", [("x", x), ("n", np.array(2**31, np.int64))], ["y"], opset=20)
+    with pytest.raises(errors.LimitExceededError, match="DFT spectrum"):
+        onnxkit.Session(model, limits=SMALL).run(None, feeds)
+    feeds["n"] = np.array(0, np.int64)
+    with pytest.raises(errors.InputError, match="dft_length must be at least 1"):
+        onnxkit.Session(model, limits=SMALL).run(None, feeds)
+
+
+def test_gather_checks_the_product_of_data_and_indices():
+    data = np.zeros((5, 5, 2, 3000, 5), np.uint16)
+    indices = np.zeros((5, 5, 2, 3000, 5), np.int32)
+    model, feeds = _one_node("Gather", [("d", data), ("i", indices)], ["y"], opset=1)
+    with pytest.raises(errors.LimitExceededError, match="Gather output"):
+        onnxkit.Session(model, limits=SMALL).run(None, feeds)
+
+
+def test_regex_full_match_is_linear_in_the_text():
+    x = np.array(["a" * 5000 + "!", "a" * 40], dtype=object)
+    model, feeds = _one_node("RegexFullMatch", [("s", x)], ["y"], pattern="(a+)+$")
+    start = time.monotonic()
+    (y,) = onnxkit.Session(model).run(None, feeds)
+    assert y.tolist() == [False, True] and time.monotonic() - start < 5
+
+
+@pytest.mark.parametrize("pattern", [r"(a)\1", r"(?=a)a", r"(?>a)", r"a++", r"(a{1000}){1000}"])
+def test_regex_constructs_re2_lacks_are_refused(pattern):
+    model, feeds = _one_node("RegexFullMatch", [("s", np.array(["a"], dtype=object))], ["y"], pattern=pattern)
+    with pytest.raises(errors.AttributeMismatchError, match="not a usable regular expression"):
+        onnxkit.Session(model).run(None, feeds)
+
+
+PATTERNS = [r"[a-z]+( [a-z]+)*", r"(a+)+$", r"^ab|cd$", r"(?i)hello\s\w+", r"a{2,3}b?", r"\bfoo\b.*",
+            r".*\d+", r"[^abc]*", r"(x|y)*z{0,2}", r"a$\n?", r"(?s).+", r"(?m)^a$\n^b$", r"\d{3}-\d{4}",
+            r"[\w.]+@\w+\.(com|org)", r"(ab)*?", r"a|", r"()*", r"(a*)*b", r"(?i)[a-c]+", r"\Aab\Z",
+            r"\B.\B", r"é+", r"[\s\S]{2,}", r"(?a)\w+", r"[[:alpha:]]", r"x*?y+?"]
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # re warns about "[[" (a possible set)
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_linear_regex_agrees_with_python_re(pattern):
+    rng = random.Random(pattern)
+    ours, theirs = LinearRegex(pattern), re.compile(pattern)
+    for _ in range(300):
+        text = "".join(rng.choice("ab cdxyz-@.\n1234ABé_:[]") for _ in range(rng.randint(0, 8)))
+        assert ours.fullmatch(text) == (theirs.fullmatch(text) is not None), (pattern, text)
