@@ -126,3 +126,10 @@ def test_linear_regex_agrees_with_python_re(pattern):
     for _ in range(300):
         text = "".join(rng.choice("ab cdxyz-@.\n1234ABé_:[]") for _ in range(rng.randint(0, 8)))
         assert ours.fullmatch(text) == (theirs.fullmatch(text) is not None), (pattern, text)
+
+
+def test_split_num_outputs_must_match_the_node_before_sizes_are_listed():
+    model, feeds = _one_node("Split", [("x", np.zeros((5, 3), np.int64))], ["y"], opset=18,
+                             axis=-2, num_outputs=10**9)
+    with pytest.raises(errors.KernelError, match="num_outputs=1000000000, but the node has 1 outputs"):
+        onnxkit.Session(model).run(None, feeds)

@@ -55,8 +55,8 @@ def split(data, split=None, *, axis=0, num_outputs=None, ctx):
         return split_into(data, axis, int_list(split), ctx.n_outputs)
     if num_outputs is None:
         return split_into(data, axis, None, ctx.n_outputs)
-    if num_outputs < 1:
-        raise ValueError(f"num_outputs must be >= 1, got {num_outputs}")
+    if num_outputs != ctx.n_outputs:  # checked first: it also bounds the list built below
+        raise ValueError(f"num_outputs={num_outputs}, but the node has {ctx.n_outputs} outputs")
     dim = data.shape[normalize_axis(axis, data.ndim)]
     chunk = -(-dim // num_outputs)
     sizes = [chunk] * (num_outputs - 1) + [dim - chunk * (num_outputs - 1)]
