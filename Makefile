@@ -45,3 +45,15 @@ test-notebooks: venv
 
 clean:
 	rm -rf $(VENV) .cache
+
+# the JupyterLab browser test (tests/widgets/test_browser.py) drives Debian's Chromium
+.PHONY: browser test-browser
+browser: venv
+	@if [ ! -x /usr/bin/chromium ]; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium; \
+	  else echo "Chromium is missing: run 'sudo apt-get install -y chromium' (or make browser as root)"; exit 1; fi; \
+	fi
+	@/usr/bin/chromium --version
+
+test-browser: browser
+	$(PY) -m pytest -p no:cacheprovider -q -rs tests/widgets/test_browser.py
