@@ -19,6 +19,8 @@ import os
 from functools import lru_cache
 
 from onnxkit.errors import ExecutorUnavailableError
+from onnxkit.kernels.cuda._device import DeviceTensor, HostFallback  # noqa: F401 (public names)
+from onnxkit.kernels.cuda._profile import DeviceProfile  # noqa: F401
 from onnxkit.ops.registry import Registry
 from onnxkit.runtime.executors import register_executor
 

@@ -188,7 +188,8 @@ def _to_host(flat) -> np.ndarray:
 
 def upload(array: np.ndarray, what: str = "input") -> DeviceTensor:
     """Copy a host array to a new DeviceTensor (one counted h2d transfer)."""
-    array = np.ascontiguousarray(array)
+    if not array.flags.c_contiguous:
+        array = array.copy(order="C")  # (np.ascontiguousarray would make a 0-d array 1-d)
     flat = _to_device(array.reshape(-1))
     _note("h2d", array.nbytes, what)
     return DeviceTensor(flat, array.shape, array.dtype)
@@ -256,9 +257,20 @@ def block_size(n: int, most: int = 256) -> int:
     return max(1, min(most, ((n + 31) // 32) * 32))
 
 
+_SIMULATOR_LOCK = threading.Lock()
+
+
 def launch(kernel, blocks, threads, *args) -> None:
-    """``kernel[blocks, threads](*args)``; the one place kernels are started."""
-    kernel[blocks, threads](*args)
+    """``kernel[blocks, threads](*args)``; the one place kernels are started.
+
+    The simulator cannot run two launches at once (it swaps a kernel's ``cuda`` module per
+    launch), so there launches from several threads take turns.
+    """
+    if simulated():
+        with _SIMULATOR_LOCK:
+            kernel[blocks, threads](*args)
+    else:
+        kernel[blocks, threads](*args)
 
 
 def launch_1d(kernel, n: int, *args, most: int = 256) -> None:

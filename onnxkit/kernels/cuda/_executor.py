@@ -10,8 +10,8 @@
                 nothing to copy (shape arithmetic, constants)
             a cuda kernel that declines (HostFallback: a dtype or attribute it does not
             take), or no cuda kernel                 -> device inputs downloaded (counted),
-                the reference kernel runs on the host; its outputs stay there until a
-                cuda kernel needs them
+                the reference kernel runs on the host, and its outputs go back up
+                (counted) when some input came from the device
         outputs -> to_host: each downloaded once (d2h, counted as "outputs")
 
 Each call leaves a ``NodeRecord`` (placement, reason, transfers); ``last_record()`` is
@@ -161,10 +161,16 @@ class CudaExecutor(Executor):
         elif not record.reason:
             record.reason = "no cuda kernel"
         record.placement = "host"
+        left_device = any(isinstance(a, DeviceTensor) for a in args)
         host_args = [self._host_value(a, f"input {i}") for i, a in enumerate(args)]
         if ctx is not None:
             ctx = _HostContext(ctx.node, ctx.opset, ctx.scope, ctx.state, ctx.graph, self)
-        return self._call(host_kernel, host_args, attrs, ctx, record)
+        result = self._call(host_kernel, host_args, attrs, ctx, record)
+        if not left_device:  # shape arithmetic, constants: they stay where they were made
+            return result
+        if isinstance(result, tuple):  # the data came from the device: send it back up
+            return tuple(_back_up(r, f"output {i}") for i, r in enumerate(result))
+        return _back_up(result, "output 0")
 
     def _call(self, kernel: Kernel, args: list, attrs: dict, ctx, record: NodeRecord):
         try:
@@ -240,6 +246,13 @@ class CudaExecutor(Executor):
 _STAT_KEYS = ("h2d_count", "h2d_bytes", "d2h_count", "d2h_bytes", "feeds_h2d_bytes",
               "nodes_h2d_bytes", "nodes_d2h_bytes", "outputs_d2h_bytes", "cuda_nodes",
               "host_nodes")
+
+
+def _back_up(value, what: str):
+    """A host kernel's output, uploaded (counted) when the device can hold it."""
+    if can_live_on_device(value):
+        return upload(value, what)
+    return value
 
 
 def _fresh_host(tensor: DeviceTensor) -> np.ndarray:

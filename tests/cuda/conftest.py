@@ -1,0 +1,29 @@
+"""The cuda tests need a GPU or numba's simulator (``make test-cuda-sim`` sets it).
+
+NUMBA_ENABLE_CUDASIM must be set before numba is imported, so the simulator tests run in
+their own pytest process; in a process without either, only the tests that need no
+device (index math, the unavailable-executor message, the PTX compile check) run.
+"""
+
+import os
+
+from numba import config
+
+SIMULATOR = bool(config.ENABLE_CUDASIM)
+
+
+def _device_usable() -> bool:
+    if SIMULATOR:
+        return True
+    from numba import cuda
+
+    try:
+        return bool(cuda.is_available())
+    except Exception:  # no driver
+        return False
+
+
+NEEDS_DEVICE = ("test_kernels.py", "test_executor.py")
+collect_ignore = [] if _device_usable() else list(NEEDS_DEVICE)
+if SIMULATOR:  # the simulator runs each GPU thread as a Python thread: keep it quiet
+    os.environ.setdefault("PYTHONWARNINGS", "ignore::RuntimeWarning")

@@ -1,0 +1,139 @@
+"""Compile every kernel the cuda executor launches to PTX for a real GPU, with no GPU here.
+
+The simulator runs kernels as Python, so it cannot see what only numba's CUDA compiler
+rejects (types that do not unify, calls it cannot compile). This check, in a process
+WITHOUT NUMBA_ENABLE_CUDASIM:
+
+    1. points numba at the CUDA toolkit's NVVM and a fixed compute capability (no driver);
+    2. keeps "device" buffers in host memory (numpy arrays type like device arrays);
+    3. turns each launch into ``cuda.compile_ptx(kernel, argument types)``;
+    4. runs the cases of tests/cuda/cases.py (and, optionally, spec cases) through
+       Session(executor="cuda"): every kernel specialization they reach gets compiled.
+
+Results are garbage (nothing runs); only compile errors count.
+
+    python -m tests.cuda.ptx_check [--cc 9.0] [--spec]       exit status 1 on a failure
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+from types import SimpleNamespace
+
+import numpy as np
+
+
+def nvvm_available() -> bool:
+    """True when the CUDA toolkit's NVVM library can be found (no GPU or driver needed)."""
+    if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0"):
+        return False
+    try:
+        from numba.cuda.cudadrv.nvvm import NVVM
+
+        NVVM()
+        return True
+    except Exception:
+        return False
+
+
+class Compiler:
+    """The stand-in for ``_device.launch``: compile, remember failures, run nothing."""
+
+    def __init__(self, cc):
+        self.cc = cc
+        self.done: dict = {}
+        self.failures: list[str] = []
+
+    def launch(self, kernel, blocks, threads, *args):
+        import numba
+        from numba import cuda
+
+        sig = tuple(numba.typeof(a) for a in args)
+        key = (kernel.py_func, sig)
+        if key in self.done:
+            return
+        try:
+            cuda.compile_ptx(kernel.py_func, sig, cc=self.cc)
+            self.done[key] = None
+        except Exception as exc:
+            self.done[key] = exc
+            where = f"{kernel.py_func.__module__}.{kernel.py_func.__qualname__}"
+            self.failures.append(f"{where}{sig}: {type(exc).__name__}: {str(exc)[:2000]}")
+
+
+def install(cc=(9, 0)) -> Compiler:
+    """Patch numba and the cuda executor for offline compiling; call before any kernel loads."""
+    if "onnxkit.kernels.cuda.matmul" in sys.modules:
+        raise RuntimeError("install() must run before the cuda kernels are imported")
+    import numba.cuda.cuda_paths as paths
+    import numba.cuda.cudadrv.nvrtc as nvrtc
+    import numba.cuda.dispatcher as dispatcher
+
+    nvrtc.find_closest_arch = lambda wanted: wanted
+    nvrtc.get_supported_ccs = lambda: [cc]
+    paths._get_nvrtc_path = lambda: paths._env_path_tuple("not needed for PTX", None)
+    dispatcher.get_current_device = lambda: SimpleNamespace(compute_capability=cc)
+
+    import onnxkit.kernels.cuda as package
+    from onnxkit.kernels.cuda import _device
+
+    compiler = Compiler(cc)
+    _device._to_device = lambda array: np.array(array)
+    _device._device_array = lambda n, dtype: np.zeros(n, dtype)
+    _device._to_host = lambda flat: np.array(flat)
+    _device.launch = compiler.launch
+    _device.synchronize = lambda: None
+    package.unavailable_reason = lambda: None
+    return compiler
+
+
+def run_cases(cases) -> list[str]:
+    """Run each case through the cuda executor; errors other than compiling are ignored."""
+    import onnxkit
+
+    problems = []
+    for case in cases:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                onnxkit.Session(case.model(), executor="cuda").run(None, case.feeds())
+        except Exception as exc:  # garbage data can trip shape checks: not our concern here
+            problems.append(f"{case.name}: {type(exc).__name__}: {str(exc)[:200]}")
+    return problems
+
+
+def spec_cases():
+    """The onnx node cases of the spec subset, as objects with .name/.model()/.feeds()."""
+    from onnxkit.conformance import all_cases
+    from spec_tests.cuda_subset import CUDA_SUBSET
+
+    for case in all_cases():
+        if case.kind == "node" and case.name in CUDA_SUBSET:
+            inputs = case.data_sets[0][0]
+            yield SimpleNamespace(name=case.name, model=lambda c=case: c.model,
+                                  feeds=lambda c=case, i=inputs: c.feeds(i))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cc", default="9.0", help="compute capability, e.g. 8.0, 9.0")
+    parser.add_argument("--spec", action="store_true", help="also run the spec subset's cases")
+    args = parser.parse_args(argv)
+    cc = tuple(int(p) for p in args.cc.split("."))
+    compiler = install(cc)
+    from tests.cuda.cases import CASES
+
+    cases = list(CASES) + (list(spec_cases()) if args.spec else [])
+    run_cases(cases)
+    print(f"compiled {len(compiler.done)} kernel specializations for sm_{cc[0]}{cc[1]}, "
+          f"{len(compiler.failures)} failed")
+    for failure in compiler.failures:
+        print("FAILED", failure)
+    return 1 if compiler.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
