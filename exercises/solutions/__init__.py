@@ -1,0 +1,1 @@
+"""Reference solutions of the exercises, checked in CI (``ONNXKIT_EXERCISES=solutions``)."""

@@ -1,0 +1,106 @@
+"""Checks of exercise 1: onnx's backend cases of each operator, then hand-computed values."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnx.defs
+import pytest
+
+from exercises.tests.kernels import cases_of, run
+from exercises.tests.select import exercise
+from onnxkit.conformance import assert_outputs_close
+
+ex = exercise("ex1_kernels")
+
+
+def one_node(op_type: str, opset: int, x: np.ndarray, **attrs) -> onnx.ModelProto:
+    elem = onnx.helper.np_dtype_to_tensor_dtype(x.dtype)
+    node = onnx.helper.make_node(op_type, ["x"], ["y"], **attrs)
+    graph = onnx.helper.make_graph([node], "g", [onnx.helper.make_tensor_value_info("x", elem, None)],
+                                   [onnx.helper.make_tensor_value_info("y", elem, None)])
+    return onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", opset)])
+
+
+def check_cases(op_type: str) -> None:
+    cases = cases_of(op_type)
+    assert cases, f"no onnx backend cases for {op_type}"
+    for case in cases:
+        for inputs, expected in case.data_sets:
+            got = run(ex, case.model, case.feeds(inputs))
+            try:
+                assert_outputs_close(expected, got, case.rtol, case.atol)
+            except AssertionError as err:
+                raise AssertionError(f"{case.name}: {err}") from None
+
+
+def registered(op_type: str) -> list[int]:
+    return ex.KERNELS.versions("", op_type)
+
+
+# --- Task 1.1: LeakyRelu ------------------------------------------------------------------
+
+@pytest.mark.task1_1
+def test_leaky_relu_onnx_cases():
+    check_cases("LeakyRelu")
+
+
+@pytest.mark.task1_1
+def test_leaky_relu_by_hand():
+    x = np.array([-2.0, -0.5, 0.0, 3.0], np.float32)
+    (y,) = run(ex, one_node("LeakyRelu", 16, x, alpha=0.1), {"x": x})
+    np.testing.assert_allclose(y, [-0.2, -0.05, 0.0, 3.0], rtol=1e-6)
+    assert y.dtype == np.float32
+    (y,) = run(ex, one_node("LeakyRelu", 16, x), {"x": x})     # default alpha 0.01
+    np.testing.assert_allclose(y, [-0.02, -0.005, 0.0, 3.0], rtol=1e-6)
+    x16 = x.astype(np.float16)
+    (y16,) = run(ex, one_node("LeakyRelu", 6, x16, alpha=0.5), {"x": x16})
+    assert y16.dtype == np.float16 and y16.tolist() == [-1.0, -0.25, 0.0, 3.0]
+    assert registered("LeakyRelu") == [6, 16]
+
+
+# --- Task 1.2: Softmax-13 -----------------------------------------------------------------
+
+@pytest.mark.task1_2
+def test_softmax_onnx_cases():
+    check_cases("Softmax")
+
+
+@pytest.mark.task1_2
+def test_softmax_by_hand():
+    x = np.array([[0.0, np.log(3.0)], [1.0, 1.0]], np.float32)
+    (y,) = run(ex, one_node("Softmax", 13, x), {"x": x})          # last axis: e^0 : e^ln3 = 1 : 3
+    np.testing.assert_allclose(y, [[0.25, 0.75], [0.5, 0.5]], rtol=1e-6)
+    (y,) = run(ex, one_node("Softmax", 13, x, axis=0), {"x": x})  # down the columns
+    np.testing.assert_allclose(y[:, 0], [1 / (1 + np.e), np.e / (1 + np.e)], rtol=1e-6)
+    big = np.array([1000.0, 1000.0, -1000.0], np.float32)        # exp(1000) overflows float32
+    (y,) = run(ex, one_node("Softmax", 13, big), {"x": big})
+    np.testing.assert_allclose(y, [0.5, 0.5, 0.0], atol=1e-7)
+    cube = np.arange(24, dtype=np.float64).reshape(2, 3, 4)       # one axis, not a 2-D view
+    (y,) = run(ex, one_node("Softmax", 13, cube, axis=1), {"x": cube})
+    assert y.dtype == np.float64
+    np.testing.assert_allclose(y.sum(axis=1), np.ones((2, 4)), rtol=1e-12)
+    assert registered("Softmax") == [13]
+
+
+# --- Task 1.3: Transpose ------------------------------------------------------------------
+
+@pytest.mark.task1_3
+def test_transpose_onnx_cases():
+    check_cases("Transpose")
+
+
+@pytest.mark.task1_3
+def test_transpose_by_hand():
+    x = np.arange(6, dtype=np.int64).reshape(2, 3)
+    (y,) = run(ex, one_node("Transpose", 21, x), {"x": x})
+    assert y.tolist() == [[0, 3], [1, 4], [2, 5]] and y.dtype == np.int64
+    cube = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    (y,) = run(ex, one_node("Transpose", 13, cube, perm=[1, 0, 2]), {"x": cube})
+    assert y.shape == (3, 2, 4) and y[2, 1, 3] == cube[1, 2, 3]
+    words = np.array([["a", "b"], ["c", "d"]], dtype=object)
+    (y,) = run(ex, one_node("Transpose", 1, words), {"x": words})
+    assert y.tolist() == [["a", "c"], ["b", "d"]]
+    schema_versions = [s.since_version for s in onnx.defs.get_all_schemas_with_history()
+                       if s.name == "Transpose" and s.domain == ""]
+    assert registered("Transpose") == sorted(schema_versions)
