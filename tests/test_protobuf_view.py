@@ -154,22 +154,22 @@ def test_size_breakdown_adds_up_and_finds_the_weights():
     model = _model_with_weights(32)
     sizes = size_breakdown(model)
     assert sizes.total == len(model.SerializeToString())
-    assert sum(sizes.bytes.values()) == sizes.total
+    assert sum(sizes.by_category.values()) == sizes.total
     # raw_data: a 1-byte tag, a 2-byte length (4096 > 127) and 32*32*4 bytes
-    assert sizes.bytes[WEIGHTS] == 1 + 2 + 4096
-    assert sizes.bytes[CONSTANTS] == 1 + 1 + 16
-    assert sizes.weights == sizes.bytes[WEIGHTS] + sizes.bytes[CONSTANTS]
+    assert sizes.by_category[WEIGHTS] == 1 + 2 + 4096
+    assert sizes.by_category[CONSTANTS] == 1 + 1 + 16
+    assert sizes.weights == sizes.by_category[WEIGHTS] + sizes.by_category[CONSTANTS]
     assert sizes.structure == sizes.total - sizes.weights
-    assert NODES in sizes.bytes and "total" in str(sizes)
+    assert NODES in sizes.by_category and "total" in str(sizes)
 
 
 @pytest.mark.parametrize("name", ["squeezenet", "resnet50"])
 def test_size_breakdown_of_bundled_models(name):
     model = onnx.load(example_path(name))
     sizes = size_breakdown(model)
-    assert sum(sizes.bytes.values()) == sizes.total == len(model.SerializeToString())
+    assert sum(sizes.by_category.values()) == sizes.total == len(model.SerializeToString())
     raw = sum(len(t.raw_data) for t in model.graph.initializer)
-    assert sizes.bytes.get(WEIGHTS, 0) >= raw
+    assert sizes.by_category.get(WEIGHTS, 0) >= raw
 
 
 def test_dump_lines():

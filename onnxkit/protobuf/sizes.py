@@ -38,15 +38,15 @@ _MODEL_FIELDS = {"functions": FUNCTIONS, "training_info": OTHER}
 
 @dataclass
 class SizeBreakdown:
-    """Bytes per category; ``total`` is the size of the serialized model."""
+    """Bytes per category (``by_category``); ``total`` is the size of the serialized model."""
 
     total: int
-    bytes: dict[str, int] = field(default_factory=dict)
+    by_category: dict[str, int] = field(default_factory=dict)
 
     @property
     def weights(self) -> int:
         """Tensor data: initializers and constants inside nodes."""
-        return self.bytes.get(WEIGHTS, 0) + self.bytes.get(CONSTANTS, 0)
+        return self.by_category.get(WEIGHTS, 0) + self.by_category.get(CONSTANTS, 0)
 
     @property
     def structure(self) -> int:
@@ -56,7 +56,7 @@ class SizeBreakdown:
     def __str__(self) -> str:
         lines = [f"{'category':<34} {'bytes':>10} {'share':>7}"]
         for name in CATEGORIES:
-            n = self.bytes.get(name, 0)
+            n = self.by_category.get(name, 0)
             if n:
                 lines.append(f"{name:<34} {n:>10,} {n / max(self.total, 1):>7.1%}")
         lines.append(f"{'total':<34} {self.total:>10,} {1:>7.0%}")
@@ -68,8 +68,8 @@ def size_breakdown(model) -> SizeBreakdown:
     data = as_bytes(model)
     out = SizeBreakdown(len(data), {name: 0 for name in CATEGORIES})
     for f in walk(data):
-        _count(f, _MODEL_FIELDS.get(f.name, HEADER), f.name == "graph", out.bytes)
-    out.bytes = {k: v for k, v in out.bytes.items() if v}
+        _count(f, _MODEL_FIELDS.get(f.name, HEADER), f.name == "graph", out.by_category)
+    out.by_category = {k: v for k, v in out.by_category.items() if v}
     return out
 
 
