@@ -127,6 +127,7 @@ class GraphWidget(anywidget.AnyWidget):
         self.opsets = {("" if o.domain == "ai.onnx" else o.domain): int(o.version)
                        for o in self.model.opset_import}
         self.highlight = dict(highlight or {})
+        self.trace_ids = {b.trace_key: b.id for b in self.graph.walk()}  # trace key -> node id
         if expand is True:
             opened = ["*"]
         elif expand is False:
@@ -189,8 +190,7 @@ class GraphWidget(anywidget.AnyWidget):
     def render(self) -> str:
         ran = None
         if self.trace is not None:
-            seen = set(self.trace.keys())
-            ran = frozenset(b.id for b in self.graph.walk() if b.trace_key in seen)
+            ran = frozenset(self.trace_ids[k] for k in self.trace.keys() if k in self.trace_ids)
         options = DrawOptions(frozenset(self.expanded), self.highlight, ran)
         return render_svg(self.graph, options, title=self.graph.name)
 

@@ -135,6 +135,7 @@ def draw_graph(gd: GraphData, options: DrawOptions, depth: int) -> Drawing:
 
     parts = ['<g class="onnxkit-edges">']
     labelled: set[tuple[str, str]] = set()
+    right = lay.width  # edge labels may stick out to the right of the boxes
     for edge, points in zip(gd.edges, lay.routes):
         cls = "onnxkit-edge onnxkit-implicit" if edge.implicit else "onnxkit-edge"
         tip = f"{edge.value}: {edge.type}" if edge.type else edge.value
@@ -142,8 +143,10 @@ def draw_graph(gd: GraphData, options: DrawOptions, depth: int) -> Drawing:
         if edge.type and (edge.source, edge.value) not in labelled and not edge.implicit:
             labelled.add((edge.source, edge.value))
             x0, y0 = points[0]
+            shown = esc.shorten(edge.type, 28)
+            right = max(right, x0 + 4 + len(shown) * MONO + PAD)
             label = (f'<text class="onnxkit-edge-label" x="{x0 + 4:.1f}" y="{y0 + 13:.1f}">'
-                     f"{esc.text(esc.shorten(edge.type, 28))}</text>")
+                     f"{esc.text(shown)}</text>")
         parts.append(f'<g class="onnxkit-edge-group" data-value="{esc.attr(edge.value)}">'
                      f"<title>{esc.text(tip)}</title>"
                      f'<path class="{cls}" d="{edge_path(points)}"/>{label}</g>')
@@ -154,7 +157,7 @@ def draw_graph(gd: GraphData, options: DrawOptions, depth: int) -> Drawing:
         parts.append(draw_box(box, x, y, w, h, options, depth, nested.get(box.id)))
     parts.append("</g>")
     n_nodes = sum(1 for b in gd.boxes if b.kind == "node")
-    return Drawing("".join(parts), lay.width, lay.height, n_nodes, len(gd.edges))
+    return Drawing("".join(parts), round(right, 1), lay.height, n_nodes, len(gd.edges))
 
 
 def edge_path(points: list[tuple[float, float]]) -> str:

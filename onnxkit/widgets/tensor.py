@@ -37,8 +37,11 @@ def sample_axis(n: int, limit: int) -> np.ndarray:
     return np.unique(np.linspace(0, n - 1, limit).round().astype(np.int64))
 
 
-def heatmap_svg(matrix: np.ndarray, max_cells: int = 32, cell: float = 10.0) -> str:
-    """An ``<svg class="onnxkit-heatmap">`` of a 2-D numeric array (sampled when large)."""
+def heatmap_svg(matrix: np.ndarray, max_cells: int = 32, cell: float | None = None) -> str:
+    """An ``<svg class="onnxkit-heatmap">`` of a 2-D numeric array (sampled when large).
+
+    Cells are ``cell`` pixels wide; by default 10 to 24, so that small slices stay readable.
+    """
     m = np.asarray(matrix, dtype=np.float64)
     if m.ndim != 2:
         raise ValueError(f"heatmap_svg needs a 2-D array, got shape {m.shape}")
@@ -47,6 +50,8 @@ def heatmap_svg(matrix: np.ndarray, max_cells: int = 32, cell: float = 10.0) -> 
     finite = sub[np.isfinite(sub)]
     lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 0.0)
     span = hi - lo
+    if cell is None:
+        cell = float(min(24, max(10, 240 // max(len(rows), len(cols), 1))))
     w, h = len(cols) * cell, len(rows) * cell
     parts = [f'<svg class="onnxkit-heatmap" xmlns="http://www.w3.org/2000/svg" width="{w:.0f}" '
              f'height="{h:.0f}" viewBox="0 0 {w:.0f} {h:.0f}" data-rows="{len(rows)}" '

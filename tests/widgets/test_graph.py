@@ -187,3 +187,22 @@ def test_details_name_the_operator_version():
     assert "Add-14 (opset 18)" in w.details_html()
     with pytest.raises(KeyError, match="no node or value named 'zzz'"):
         w.select("zzz")
+
+
+def test_stepper_walks_the_trace_in_order():
+    from onnxkit.widgets import Stepper
+
+    sess = onnxkit.Session(CHAIN)
+    rec = TraceRecorder()
+    sess.run(None, {"x": np.ones((2, 3), np.float32), "b": np.ones(3, np.float32)}, trace=rec)
+    stepper = Stepper(show(sess, trace=rec))
+    assert repr(stepper) == "<onnxkit Stepper: 4 steps over 'chain'>"
+    assert stepper.graph.selected == "n0"
+    visited = []
+    for k in range(4):
+        stepper.slider.value = k  # what dragging the slider (or the play button) does
+        visited.append((stepper.graph.selected, stepper.records[k].op_type))
+    assert visited == [("n0", "Relu"), ("n1", "Add"), ("n2", "Mul"), ("n3", "Identity")]
+    assert "ai.onnx::Mul-14" in stepper.step(2).kernel and "Mul-14" in stepper.label.value
+    with pytest.raises(ValueError, match="needs a graph widget with a trace"):
+        Stepper(show(sess))
