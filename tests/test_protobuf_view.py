@@ -192,3 +192,14 @@ def test_hexdump():
     text = hexdump(b"\x08\x08:\x05hello", 0)
     assert text == "000000  08 08 3a 05 68 65 6c 6c  6f" + " " * 21 + "  |..:.hello       |"
     assert hexdump(bytes(range(40)), 18, 20).startswith("000010        ")
+
+
+def test_empty_messages_are_messages():
+    model = onnx.parser.parse_model('<ir_version: 8, opset_import: ["" : 18]> '
+                                    'g (float[N, ?] x, float s) => (float[N, ?] y) { y = Mul(x, s) }')
+    dims = select(walk(model), "graph.input.type.tensor_type.shape.dim")
+    assert [d.payload_size for d in dims] == [3, 0]          # dim_param "N", then an unknown dim
+    assert all(d.is_message for d in dims) and dims[1].children == []
+    scalar_shape = select(walk(model), "graph.input.type.tensor_type.shape")[1]
+    assert scalar_shape.is_message and scalar_shape.payload_size == 0
+    assert "TensorShapeProto.Dimension    0 bytes" in dump(model)

@@ -64,6 +64,7 @@ class Field:
     value: Any = None
     count: int | None = None
     children: list["Field"] = field(default_factory=list)
+    is_message: bool = False
 
     @property
     def end(self) -> int:
@@ -76,10 +77,6 @@ class Field:
     @property
     def wire_type_name(self) -> str:
         return WIRE_TYPE_NAMES.get(self.wire_type, str(self.wire_type))
-
-    @property
-    def is_message(self) -> bool:
-        return self.type_name.endswith("Proto") or self.type_name.startswith("TypeProto.")
 
     def walk(self, depth: int = 0) -> Iterator[tuple[int, "Field"]]:
         """This field and every field nested in it, depth first, with their depth."""
@@ -144,6 +141,7 @@ def _field(data: bytes, raw, desc: FieldDescriptor | None, message: Descriptor, 
     if desc.type == _FD.TYPE_MESSAGE:
         f.type_name = _message_name(desc.message_type)
         if raw.wire_type == LEN:
+            f.is_message = True
             f.children = _walk(data, raw.start, raw.end, desc.message_type, depth + 1)
             return f
     else:
