@@ -12,7 +12,7 @@ export NUMBA_CACHE_DIR := $(CURDIR)/.cache/numba
 export MPLBACKEND := Agg
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: venv lab demo test test-unit test-spec test-notebooks warm clean
+.PHONY: venv lab demo test test-unit test-spec test-notebooks test-cuda-sim warm clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -42,6 +42,13 @@ test-spec: venv
 
 test-notebooks: venv
 	$(PY) -m pytest -q --nbval notebooks --nbval-sanitize-with notebooks/sanitize.cfg
+
+# the cuda executor without a GPU: numba's simulator (a process of its own: the variable
+# must be set before numba is imported), its kernel tests, then its spec subset
+test-cuda-sim: venv
+	NUMBA_ENABLE_CUDASIM=1 $(PY) -m pytest -n $(JOBS) -p no:cacheprovider -q tests/cuda
+	NUMBA_ENABLE_CUDASIM=1 $(PY) -m pytest -n $(JOBS) -p no:cacheprovider -q --executor cuda \
+		$$($(PY) -m tests.cuda.spec_ids)
 
 clean:
 	rm -rf $(VENV) .cache

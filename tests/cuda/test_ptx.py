@@ -1,0 +1,24 @@
+"""Every kernel the cases reach compiles to PTX for a real GPU (sm_90), without a GPU.
+
+Needs the CUDA toolkit's NVVM library (``tests/cuda/ptx_check.py``); skipped without it.
+"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+def test_kernels_compile_for_a_real_gpu():
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    probe = subprocess.run([sys.executable, "-c", "from tests.cuda.ptx_check import nvvm_available;"
+                            "print(nvvm_available())"], env=env, capture_output=True, text=True)
+    if probe.stdout.strip() != "True":
+        pytest.skip("no CUDA toolkit NVVM to compile with")
+    proc = subprocess.run([sys.executable, "-m", "tests.cuda.ptx_check", "--spec"], env=env,
+                          capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-3000:]
+    assert "0 failed" in proc.stdout
