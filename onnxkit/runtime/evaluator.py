@@ -29,11 +29,17 @@ from onnxkit.runtime.values import describe_value
 
 @dataclass
 class RunState:
-    """What one ``Session.run`` carries down into nested graphs."""
+    """What one ``Session.run`` carries down into nested graphs.
+
+    ``loop_iterations`` counts the body runs of every Loop, Scan and SequenceMap of this
+    run, nested ones included (nested loops multiply: a per-node limit alone would let
+    three nested loops of a million trips each run forever).
+    """
 
     executor: Any
     limits: Limits
     trace: TraceCallback | None = None
+    loop_iterations: int = 0
 
 
 def run_graph(plan: GraphPlan, feeds: Mapping[str, Any], outer: Mapping[str, Any] | None,

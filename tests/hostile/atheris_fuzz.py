@@ -7,7 +7,7 @@ Each input is either a whole model (protobuf bytes or ONNX text) or, more often,
 model from ``seeds.py`` with bytes overwritten at positions the input chooses, so the
 fuzzer starts from models that plan and run. Anything but a result or an OnnxkitError
 is a crash that libFuzzer saves (``crash-<sha1>``); ``-timeout`` catches hangs and
-``-rss_limit_mb`` memory blow-ups. With no corpus folder given, the seeds form one.
+``-rss_limit_mb`` memory blow-ups. The seeds are always added as a read-only corpus.
 Install: ``pip install atheris`` (Linux wheels for CPython 3.8-3.11+).
 """
 
@@ -83,8 +83,9 @@ def _seed_corpus() -> str:
 
 
 def main(argv: list[str]) -> None:
-    if not any(not a.startswith("-") for a in argv[1:]):
-        argv = argv + [_seed_corpus()]
+    # libFuzzer writes new inputs to the first corpus folder and only reads the others:
+    # the seeds always come last
+    argv = argv + [_seed_corpus()]
     atheris.Setup(argv, test_one_input)
     atheris.Fuzz()
 

@@ -45,6 +45,7 @@ def _fuzz(target: str, box: Sandbox, record_property) -> None:
     finally:
         tally.seconds += time.monotonic() - start
         record_property("fuzz_cases", tally.cases)
+        record_property("fuzz_summary", tally.line())
         print(tally.line())
 
 

@@ -133,3 +133,26 @@ def test_split_num_outputs_must_match_the_node_before_sizes_are_listed():
                              axis=-2, num_outputs=10**9)
     with pytest.raises(errors.KernelError, match="num_outputs=1000000000, but the node has 1 outputs"):
         onnxkit.Session(model).run(None, feeds)
+
+
+NESTED_LOOPS = '''<ir_version: 10, opset_import: ["" : 21]>
+g (int64 M, float[1] x) => (float[1] y) {
+  t = Constant <value = bool {1}> ()
+  y = Loop (M, t, x) <body = outer (int64 i, bool c, float[1] a) => (bool c2, float[1] b) {
+    c2 = Identity(c)
+    b = Loop (M, c, a) <body = inner (int64 j, bool d, float[1] u) => (bool d2, float[1] v) {
+      d2 = Identity(d)
+      v = Identity(u)
+    }>
+  }>
+}'''
+
+
+def test_nested_loops_share_one_iteration_budget():
+    """Each loop alone is within the limit; together they multiply (1M^3 would never end)."""
+    sess = onnxkit.Session(NESTED_LOOPS, limits=onnxkit.Limits(max_loop_iterations=2000))
+    x = np.ones(1, np.float32)
+    assert sess.run(None, {"M": np.array(40), "x": x})[0].tolist() == [1.0]  # 40 + 1600 runs
+    with pytest.raises(errors.LimitExceededError, match="nested ones included"):
+        sess.run(None, {"M": np.array(1000), "x": x})
+    assert sess.run(None, {"M": np.array(40), "x": x})[0].tolist() == [1.0]  # per run, not per session

@@ -60,3 +60,17 @@ def check_trips(node: NodeProto, trips: int, cap: int) -> None:
             f"{describe_node(node)}: would run {trips} iterations, over the limit "
             f"max_loop_iterations={cap}"
         )
+
+
+def count_iterations(ctx, n: int = 1) -> None:
+    """Add ``n`` body runs to the run's total, which ``max_loop_iterations`` also bounds:
+    loops nested in loops multiply their trips, and each level alone may look small."""
+    state = ctx.state
+    state.loop_iterations += n
+    cap = ctx.limits.max_loop_iterations
+    if state.loop_iterations > cap:
+        raise LimitExceededError(
+            f"{describe_node(ctx.node)}: this run has reached {state.loop_iterations} loop "
+            f"iterations (Loop, Scan and SequenceMap bodies, nested ones included), over the "
+            f"limit max_loop_iterations={cap}"
+        )

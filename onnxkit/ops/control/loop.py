@@ -9,14 +9,15 @@
 Loop-carried values may be tensors, sequences or optionals (opset 13+); scan outputs
 must be tensors. A loop that never runs returns ``v_initial`` and empty scan outputs
 shaped ``(0, ...)`` from the body's declared output types. At most
-``ctx.limits.max_loop_iterations`` iterations run.
+``ctx.limits.max_loop_iterations`` iterations run, counting those of every loop of the
+run (nested loops included).
 https://onnx.ai/onnx/operators/onnx__Loop.html
 """
 
 import numpy as np
 
 from onnxkit.errors import GraphError, LimitExceededError, describe_node
-from onnxkit.ops.control._body import check_tensor_scan_output, empty_stack
+from onnxkit.ops.control._body import check_tensor_scan_output, count_iterations, empty_stack
 from onnxkit.ops.registry import op
 
 
@@ -42,6 +43,7 @@ def loop(M, cond, *v_initial, body, ctx):
                 f"{describe_node(ctx.node)}: ran {k} iterations, over the limit "
                 f"max_loop_iterations={cap}"
             )
+        count_iterations(ctx)
         outs = ctx.run(body, [np.array(k, dtype=np.int64), np.array(keep_going), *state])
         keep_going = bool(np.asarray(outs[0]).reshape(-1)[0])
         state = list(outs[1:1 + n_state])

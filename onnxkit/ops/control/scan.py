@@ -18,7 +18,8 @@ https://onnx.ai/onnx/operators/onnx__Scan.html
 import numpy as np
 
 from onnxkit.errors import GraphError, InputError, describe_node
-from onnxkit.ops.control._body import check_tensor_scan_output, check_trips, empty_stack
+from onnxkit.ops.control._body import (check_tensor_scan_output, check_trips, count_iterations,
+                                       empty_stack)
 from onnxkit.ops.registry import op
 
 
@@ -38,6 +39,7 @@ def scan(*args, body, num_scan_inputs, scan_input_axes=None, scan_input_directio
         )
     steps = lengths.pop()
     check_trips(ctx.node, steps, ctx.limits.max_loop_iterations)
+    count_iterations(ctx, steps)
     collected: list[list] = [[] for _ in range(n_scan_out)]
     for t in range(steps):
         slices = [np.take(x, steps - 1 - t if d else t, axis=a)
@@ -73,6 +75,7 @@ def scan_8(sequence_lens, *args, body, num_scan_inputs, directions=None, ctx):
             f"[0, {max_len}], got {lens}"
         )
     check_trips(ctx.node, sum(lens), ctx.limits.max_loop_iterations)
+    count_iterations(ctx, sum(lens))
     final_states: list[list] = [[] for _ in range(n_state)]
     batched_scans: list[list] = [[] for _ in range(n_scan_out)]
     for b in range(batch):

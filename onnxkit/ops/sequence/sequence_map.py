@@ -9,7 +9,7 @@ https://onnx.ai/onnx/operators/onnx__SequenceMap.html
 """
 
 from onnxkit.errors import InputError, describe_node
-from onnxkit.ops.control._body import check_trips
+from onnxkit.ops.control._body import check_trips, count_iterations
 from onnxkit.ops.registry import op
 
 
@@ -23,6 +23,7 @@ def sequence_map(input_sequence, *additional_inputs, body, ctx):
                 f"input_sequence has {n}"
             )
     check_trips(ctx.node, n, ctx.limits.max_loop_iterations)
+    count_iterations(ctx, n)
     results: list[list] = [[] for _ in body.output_names]
     for i in range(n):
         args = [input_sequence[i]] + [a[i] if isinstance(a, list) else a for a in additional_inputs]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import re._constants as C
 import re._parser as sre_parse
+import warnings
 
 MAX_PROGRAM = 20_000  # instructions; a{1000}{1000} and the like are refused
 _CACHE_LIMIT = 10_000
@@ -168,7 +169,9 @@ class LinearRegex:
     """``LinearRegex(pattern).fullmatch(text)`` -> bool, in time linear in ``len(text)``."""
 
     def __init__(self, pattern: str):
-        parsed = sre_parse.parse(pattern)
+        with warnings.catch_warnings():  # "possible nested set" hints are not errors here
+            warnings.simplefilter("ignore", FutureWarning)
+            parsed = sre_parse.parse(pattern)
         compiler = _Compiler()
         compiler.seq(parsed, parsed.state.flags)
         compiler.emit(MATCH)
