@@ -250,7 +250,10 @@ def show(model: Any, *, trace: TraceRecorder | Iterable[TraceEvent] | None = Non
 
         session = model if isinstance(getattr(model, "model", None), ModelProto) else Session(
             as_model(model), executor=executor)
-        trace = TraceRecorder(keep_values=True) if trace is None else trace
+        if trace is None:
+            trace = TraceRecorder(keep_values=True)
+        elif not isinstance(trace, TraceRecorder):
+            raise TypeError("with feeds, trace must be a TraceRecorder (or None for a new one)")
         session.run(None, feeds, trace=trace)
         model = session
     return GraphWidget(model, trace=trace, expand=expand, **options)

@@ -206,3 +206,26 @@ def test_stepper_walks_the_trace_in_order():
     assert "ai.onnx::Mul-14" in stepper.step(2).kernel and "Mul-14" in stepper.label.value
     with pytest.raises(ValueError, match="needs a graph widget with a trace"):
         Stepper(show(sess))
+
+
+def test_nested_loop_and_if_bodies_match_their_trace():
+    from tests.test_control_flow import NESTED_IF_IN_LOOP
+
+    sess = onnxkit.Session(NESTED_IF_IN_LOOP)
+    rec = TraceRecorder()
+    feeds = {"x": np.array([1, 2], np.float32), "bias": np.array([10, 20], np.float32),
+             "scale": np.array([2, 3], np.float32), "limit": np.array(0, np.int64)}
+    sess.run(None, feeds, trace=rec)
+    w = show(sess, trace=rec, expand=True)
+    root = parse_svg(w.svg)
+    assert len(find_class(root, "g", "onnxkit-node", depth=0)) == 3  # trip, go, Loop
+    assert len(find_class(root, "g", "onnxkit-node", depth=1)) == 4  # the Loop body
+    assert len(find_class(root, "g", "onnxkit-node", depth=2)) == 2  # Add, Mul in the If
+    # every node ran: i=0 takes the else branch, i=1 and i=2 the then branch
+    assert not find_class(root, "g", "onnxkit-not-run")
+    body_if = next(b for b in w.graph.walk() if b.label == "If")
+    assert "ran 3 times" in w.details[body_if.id]
+    add = next(b for b in w.graph.walk() if b.label == "Add")
+    assert "ran 2 times" in w.details[add.id]
+    outer = {g.get("data-id").split(":", 1)[1] for g in find_class(root, "g", "onnxkit-outer")}
+    assert outer == {"limit", "bias", "scale", "acc"}
