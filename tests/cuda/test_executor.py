@@ -170,3 +170,17 @@ def test_runs_from_several_threads():
         t.join()
     for k in range(3):
         np.testing.assert_allclose(results[k], (X * k) ** 2)
+
+
+def test_device_buffers_are_reused_from_run_to_run():
+    nodes = [helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Neg", ["a"], ["b"]),
+             helper.make_node("Exp", ["b"], ["c"]), helper.make_node("Add", ["c", "x"], ["y"])]
+    sess = onnxkit.Session(_model(nodes, [("x", [3, 4])], ["y"]), executor="cuda")
+    (first,) = sess.run(None, {"x": X})
+    pool = sess.executor.pool
+    made = pool.new_buffers
+    assert made <= 3  # the feed, then intermediates reuse whatever the evaluator dropped
+    for scale in (2.0, -1.0):
+        (y,) = sess.run(None, {"x": X * scale})
+        np.testing.assert_allclose(y, np.exp(-np.maximum(X * scale, 0)) + X * scale, rtol=1e-6)
+    assert pool.new_buffers == made and pool.reused > 0

@@ -14,6 +14,7 @@ only in these few functions.
 from __future__ import annotations
 
 import math
+import sys
 import threading
 from dataclasses import dataclass, field
 
@@ -138,6 +139,7 @@ class NodeRecord:
     reason: str = ""  # why a node with a cuda kernel ran on the host
     transfers: list = field(default_factory=list)
     uploads: object = field(default=None, repr=False, compare=False)  # the executor's cache
+    pool: object = field(default=None, repr=False, compare=False)  # the executor's DevicePool
 
     def bytes(self, direction: str) -> int:
         return sum(t.nbytes for t in self.transfers if t.direction == direction)
@@ -176,6 +178,10 @@ def _to_device(array: np.ndarray):
     return cuda.to_device(array)
 
 
+def _copy_in(flat, array: np.ndarray) -> None:
+    flat.copy_to_device(array)
+
+
 def _device_array(n: int, dtype):
     from numba import cuda
 
@@ -186,11 +192,58 @@ def _to_host(flat) -> np.ndarray:
     return flat.copy_to_host()
 
 
+class DevicePool:
+    """Device buffers reused from node to node and run to run (``cudaMalloc`` is slow).
+
+    A buffer is free again when nothing but the pool refers to it: every DeviceTensor
+    (and Reshape view) of it is gone. Kernels run in launch order on one stream, so a
+    buffer handed out again is written only after the kernels that read it.
+    """
+
+    _FREE_REFS = 3  # the bucket's list, getrefcount's argument, the loop variable
+
+    def __init__(self, max_bytes: int = 2 << 30):
+        self.max_bytes = max_bytes  # buffers beyond this are not kept
+        self.held_bytes = 0
+        self.new_buffers = 0
+        self.reused = 0
+        self._buckets: dict[tuple, list] = {}
+        self._lock = threading.Lock()
+
+    def take(self, n: int, dtype: np.dtype):
+        key = (n, np.dtype(dtype))
+        nbytes = n * key[1].itemsize
+        with self._lock:
+            bucket = self._buckets.setdefault(key, [])
+            for flat in bucket:
+                if sys.getrefcount(flat) <= self._FREE_REFS:
+                    self.reused += 1
+                    return flat
+            flat = _device_array(n, key[1])
+            self.new_buffers += 1
+            if self.held_bytes + nbytes <= self.max_bytes:
+                bucket.append(flat)
+                self.held_bytes += nbytes
+            return flat
+
+
+def _allocate(n: int, dtype):
+    record = current_record()
+    if record is not None and record.pool is not None and n:
+        return record.pool.take(n, dtype)
+    return _device_array(n, dtype)
+
+
 def upload(array: np.ndarray, what: str = "input") -> DeviceTensor:
     """Copy a host array to a new DeviceTensor (one counted h2d transfer)."""
     if not array.flags.c_contiguous:
         array = array.copy(order="C")  # (np.ascontiguousarray would make a 0-d array 1-d)
-    flat = _to_device(array.reshape(-1))
+    record = current_record()
+    if record is not None and record.pool is not None and array.size:
+        flat = record.pool.take(array.size, array.dtype)
+        _copy_in(flat, array.reshape(-1))
+    else:
+        flat = _to_device(array.reshape(-1))
     _note("h2d", array.nbytes, what)
     return DeviceTensor(flat, array.shape, array.dtype)
 
@@ -206,9 +259,9 @@ def download(tensor: DeviceTensor, what: str = "input") -> np.ndarray:
 
 
 def empty(shape, dtype) -> DeviceTensor:
-    """An uninitialized DeviceTensor (a rank-0 tensor still has one element)."""
+    """An uninitialized DeviceTensor (from the executor's pool during a run)."""
     shape = tuple(int(d) for d in shape)
-    return DeviceTensor(_device_array(math.prod(shape), np.dtype(dtype)), shape, dtype)
+    return DeviceTensor(_allocate(math.prod(shape), np.dtype(dtype)), shape, dtype)
 
 
 # ---------------------------------------------------------------- what kernels call

@@ -31,9 +31,9 @@ from typing import Any
 import numpy as np
 
 from onnxkit.errors import KernelError, OnnxkitError
-from onnxkit.kernels.cuda._device import (DeviceTensor, HostFallback, NodeRecord, _note,
-                                          _records, _to_host, can_live_on_device, describe,
-                                          download, synchronize, unwrap, upload)
+from onnxkit.kernels.cuda._device import (DevicePool, DeviceTensor, HostFallback, NodeRecord,
+                                          _note, _records, _to_host, can_live_on_device,
+                                          describe, download, synchronize, unwrap, upload)
 from onnxkit.ops.registry import Kernel
 from onnxkit.runtime.context import KernelContext
 from onnxkit.runtime.executors import Executor
@@ -102,6 +102,7 @@ class CudaExecutor(Executor):
         self.reference = reference  # the registry host fallbacks take kernels from
         self.synchronize_each_node = synchronize_each_node  # honest per-node times
         self.uploads = UploadCache()
+        self.pool = DevicePool()
         self._lock = threading.Lock()
         self._local = threading.local()
         self.reset_stats()
@@ -109,7 +110,7 @@ class CudaExecutor(Executor):
     # ------------------------------------------------------------ Executor interface
 
     def invoke(self, kernel: Kernel, args: list, attrs: dict, ctx) -> Any:
-        record = NodeRecord(kernel.qualified_name, uploads=self.uploads)
+        record = NodeRecord(kernel.qualified_name, uploads=self.uploads, pool=self.pool)
         stack = _records()
         stack.append(record)
         try:
@@ -196,7 +197,7 @@ class CudaExecutor(Executor):
     # ------------------------------------------------------------ counting
 
     def _outside(self, phase: str, move):
-        record = NodeRecord(f"<{phase}>")
+        record = NodeRecord(f"<{phase}>", pool=self.pool)
         stack = _records()
         stack.append(record)
         try:

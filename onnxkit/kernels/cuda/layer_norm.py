@@ -103,7 +103,7 @@ def layer_normalization(X, Scale, B=None, *, axis=-1, epsilon=1e-5, stash_type=1
 
 
 @op("LayerNormalization", 1, domain="onnxkit", registry=CUDA)
-def layer_normalization_onnxkit(X, Scale, B=None, *, axis=-1, epsilon=1e-5, stash_type=1):
+def onnxkit_layer_normalization(X, Scale, B=None, *, axis=-1, epsilon=1e-5, stash_type=1):
     return layer_norm(X, Scale, B, axis, epsilon, stash_type)[0]
 
 

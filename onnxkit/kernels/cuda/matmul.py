@@ -78,7 +78,7 @@ def gemm_kernel(dtype, formula):
     return kernel
 
 
-def gemm(A, a_strides, B, b_strides, C, c_strides, batch_shape, M, N, K, out_shape,
+def tiled_gemm(A, a_strides, B, b_strides, C, c_strides, batch_shape, M, N, K, out_shape,
          alpha=1.0, beta=1.0, formula=identity, p0=0.0, p1=0.0):
     """Launch the tiled kernel. ``*_strides`` are (batch strides, row stride, col stride)."""
     batches = int(np.prod(batch_shape, dtype=np.int64))
@@ -123,7 +123,7 @@ def _matmul(A, B, bias=None, formula=identity, p0=0.0, p1=0.0):
         if tuple(np.broadcast_shapes(final, bias.shape)) != final:
             raise HostFallback(f"Bias {list(bias.shape)} would broadcast the product {list(final)}")
         c_strides = _bias_strides(bias.shape, final, batch, A.ndim > 1, B.ndim > 1)
-    return gemm(A, a_strides, B, b_strides, bias, c_strides, batch, M, N, K, final,
+    return tiled_gemm(A, a_strides, B, b_strides, bias, c_strides, batch, M, N, K, final,
                 1.0, 1.0, formula, p0, p1)
 
 
@@ -161,7 +161,7 @@ def _gemm(A, B, C, alpha, beta, transA, transB, formula=identity, p0=0.0, p1=0.0
         c_strides = ((0,), int(rs), int(cs))
     else:
         C = None
-    return gemm(A, a_strides, B, b_strides, C, c_strides, (), M, N, K, (M, N), alpha, beta,
+    return tiled_gemm(A, a_strides, B, b_strides, C, c_strides, (), M, N, K, (M, N), alpha, beta,
                 formula, p0, p1)
 
 
@@ -171,7 +171,7 @@ def matmul(A, B):
 
 
 @op("Gemm", 7, 9, 11, 13, registry=CUDA)
-def gemm_op(A, B, C=None, *, alpha=1.0, beta=1.0, transA=0, transB=0):
+def gemm(A, B, C=None, *, alpha=1.0, beta=1.0, transA=0, transB=0):
     return _gemm(A, B, C, alpha, beta, transA, transB)
 
 

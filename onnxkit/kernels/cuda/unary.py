@@ -75,7 +75,7 @@ def gelu(X, *, approximate="none"):
 
 
 @op("Gelu", 1, domain="onnxkit", registry=CUDA)
-def gelu_onnxkit(X, *, approximate="none"):
+def onnxkit_gelu(X, *, approximate="none"):
     return gelu(X, approximate=approximate)
 
 
