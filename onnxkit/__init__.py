@@ -7,10 +7,27 @@
 
 from onnxkit.errors import OnnxkitError
 from onnxkit.loading import load
+from onnxkit.magic import load_ipython_extension  # cheap: does not import IPython
 from onnxkit.runtime.limits import Limits
 from onnxkit.runtime.session import Session, run
 from onnxkit.runtime.trace import TraceEvent
 
 __version__ = "0.1.0"
 
-__all__ = ["Session", "run", "load", "Limits", "TraceEvent", "OnnxkitError", "__version__"]
+
+def optimize(model, level: int = 1):
+    """Optimize ``model`` at ``level`` 0-3: ``(optimized ModelProto, Report)``."""
+    from onnxkit.optimizer import optimize as _optimize
+
+    return _optimize(load(model), level)
+
+
+def show(model, **options):
+    """Draw a model's (or Session's) graph as an interactive widget (``onnxkit.widgets.show``)."""
+    from onnxkit.widgets import show as _show  # lazy: anywidget and IPython cost ~0.4 s
+
+    return _show(model, **options)
+
+
+__all__ = ["Session", "run", "load", "optimize", "show", "Limits", "TraceEvent", "OnnxkitError",
+           "load_ipython_extension", "__version__"]

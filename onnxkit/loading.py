@@ -74,8 +74,11 @@ def parse_text(text: str) -> ModelProto:
     """ONNX text syntax (``<ir_version: 8, opset_import: ["" : 18]> g (float[N] x) => ...``)."""
     try:
         return onnx.parser.parse_model(text)
-    except Exception as exc:  # the parser reports its own position
-        raise ModelLoadError(f"invalid ONNX text syntax: {exc}") from exc
+    except Exception as exc:  # the parser reports its own position (as bytes)
+        detail = exc.args[0] if exc.args else exc
+        if isinstance(detail, bytes):
+            detail = detail.decode("utf-8", errors="replace")
+        raise ModelLoadError(f"invalid ONNX text syntax: {detail}") from exc
 
 
 def parse_bytes(data: bytes, what: str) -> ModelProto:

@@ -65,7 +65,7 @@ class Session:
         names = self._requested(output_names)
         feeds = check_feeds(self._declared, self._optional, input_feed)
         feeds = {k: self.executor.to_executor(v) for k, v in feeds.items()}
-        state = RunState(self.executor, self.limits, trace or self.trace)
+        state = RunState(self.executor, self.limits, trace if trace is not None else self.trace)
         token = using_limits(self.limits)
         try:
             with np.errstate(all="ignore"):
