@@ -1,6 +1,6 @@
 # onnxkit — two commands do all set-up on a fresh machine:
 #   make lab    create .venv, install everything, open the course in JupyterLab
-#   make test   create .venv, install everything, run every test (unit, spec, exercises, notebooks)
+#   make test   create .venv, install everything, run every test (unit, spec, exercises, cuda simulator, notebooks)
 # Headless: `make demo` runs a bundled model (SqueezeNet) from the command line.
 
 VENV   ?= .venv
@@ -29,13 +29,16 @@ demo: venv
 	$(VENV)/bin/onnxkit info --example squeezenet
 	$(VENV)/bin/onnxkit run --example squeezenet
 
-# the test workers already use both cores: one BLAS thread each, or they fight over them
-test: venv
-	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest -n $(JOBS) -p no:cacheprovider -q tests spec_tests
+# Everything: unit + integration tests (browser test included), the spec suite, the exercises
+# (against their solutions), the cuda executor under numba's simulator, the notebooks.
+# The test workers already use both cores: one BLAS thread each, or they fight over them.
+test: venv browser
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest -n $(JOBS) -p no:cacheprovider -q tests spec_tests exercises
+	$(MAKE) --no-print-directory test-cuda-sim
 	$(PY) -m pytest -p no:cacheprovider -q --nbval notebooks --nbval-sanitize-with notebooks/sanitize.cfg
 
 test-unit: venv
-	$(PY) -m pytest -n $(JOBS) -q tests
+	$(PY) -m pytest -n $(JOBS) -q tests exercises
 
 test-spec: venv
 	$(PY) -m pytest -n $(JOBS) -q spec_tests
