@@ -54,6 +54,13 @@ def test_fuzz(target, box, record_property):
     _fuzz(target, box, record_property)
 
 
+@pytest.mark.xfail(reason="Session.__init__ does not wrap optimize(): optimizer passes raise raw "
+                          "TypeError/ValueError/IndexError on broken models (reported to the lead)",
+                   strict=False)
+def test_fuzz_through_the_optimizer(box, record_property):
+    _fuzz("optimizer", box, record_property)
+
+
 def test_every_seed_runs():
     """The seeds are valid: mutations start from models that work."""
     for seed in SEEDS.values():

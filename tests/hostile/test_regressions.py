@@ -156,3 +156,22 @@ def test_nested_loops_share_one_iteration_budget():
     with pytest.raises(errors.LimitExceededError, match="nested ones included"):
         sess.run(None, {"M": np.array(1000), "x": x})
     assert sess.run(None, {"M": np.array(40), "x": x})[0].tolist() == [1.0]  # per run, not per session
+
+
+@pytest.mark.parametrize("op_type, dtype", [("Add", np.float32), ("Equal", np.float32), ("And", bool),
+                                            ("BitwiseAnd", np.int64), ("Mod", np.int64), ("Pow", np.float32),
+                                            ("Max", np.float32), ("Sum", np.float32)])
+def test_broadcasting_is_checked_before_numpy_allocates(op_type, dtype):
+    """[N, 1] op [1, N] has N * N entries: 12 KB of inputs asked for 36 MB."""
+    a, b = np.ones((3000, 1), dtype), np.ones((1, 3000), dtype)
+    model, feeds = _one_node(op_type, [("a", a), ("b", b)], ["y"])
+    with pytest.raises(errors.LimitExceededError, match="broadcast result of shape \\[3000, 3000\\]"):
+        onnxkit.Session(model, limits=SMALL).run(None, feeds)
+
+
+def test_where_checks_its_three_way_broadcast():
+    feeds = [("c", np.ones((3000, 1, 1), bool)), ("x", np.ones((1, 3000, 1), np.float32)),
+             ("y", np.ones((1, 1, 3000), np.float32))]
+    model, feeds = _one_node("Where", feeds, ["z"])
+    with pytest.raises(errors.LimitExceededError, match="broadcast result"):
+        onnxkit.Session(model, limits=SMALL).run(None, feeds)

@@ -15,6 +15,8 @@ from typing import Callable
 
 import numpy as np
 
+from onnxkit.runtime.limits import check_allocation
+
 
 def is_extended_float(dtype: np.dtype) -> bool:
     """bfloat16, float8 and float4 types from ml_dtypes (numpy kind 'V')."""
@@ -39,6 +41,14 @@ def as_dtype(y, dtype: np.dtype) -> np.ndarray:
 def unary_float(fn: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:
     """``fn(x)`` computed in working precision, returned in ``x``'s dtype."""
     return as_dtype(fn(working(x)), x.dtype)
+
+
+def check_broadcast(*arrays: np.ndarray) -> None:
+    """Broadcasting multiplies sizes ([N, 1] op [1, N] has N * N entries): check the
+    result against ``max_tensor_bytes`` before numpy allocates it."""
+    shape = np.broadcast_shapes(*(np.shape(a) for a in arrays))
+    widest = max((np.asarray(a).dtype for a in arrays), key=lambda d: d.itemsize)
+    check_allocation(shape, widest, "broadcast result")
 
 
 def legacy_broadcast(A: np.ndarray, B: np.ndarray, broadcast: int, axis: int | None) -> np.ndarray:

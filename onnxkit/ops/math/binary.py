@@ -7,11 +7,12 @@ https://onnx.ai/onnx/operators/onnx__Add.html  https://onnx.ai/onnx/operators/on
 
 import numpy as np
 
-from onnxkit.ops.math._common import as_dtype, legacy_broadcast, working
+from onnxkit.ops.math._common import as_dtype, check_broadcast, legacy_broadcast, working
 from onnxkit.ops.registry import op
 
 
 def _apply(fn, A, B):
+    check_broadcast(A, B)
     return as_dtype(fn(working(A), working(B)), A.dtype)
 
 

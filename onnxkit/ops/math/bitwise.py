@@ -9,22 +9,25 @@ https://onnx.ai/onnx/operators/onnx__BitShift.html  https://onnx.ai/onnx/operato
 
 import numpy as np
 
-from onnxkit.ops.math._common import as_dtype
+from onnxkit.ops.math._common import as_dtype, check_broadcast
 from onnxkit.ops.registry import op
 
 
 @op("BitwiseAnd", 18)
 def bitwise_and(A, B):
+    check_broadcast(A, B)
     return as_dtype(np.bitwise_and(A, B), A.dtype)
 
 
 @op("BitwiseOr", 18)
 def bitwise_or(A, B):
+    check_broadcast(A, B)
     return as_dtype(np.bitwise_or(A, B), A.dtype)
 
 
 @op("BitwiseXor", 18)
 def bitwise_xor(A, B):
+    check_broadcast(A, B)
     return as_dtype(np.bitwise_xor(A, B), A.dtype)
 
 
@@ -37,6 +40,7 @@ def bitwise_not(X):
 def bit_shift(X, Y, *, direction):
     if direction not in ("LEFT", "RIGHT"):
         raise ValueError(f"attribute direction must be 'LEFT' or 'RIGHT', got {direction!r}")
+    check_broadcast(X, Y)
     X, Y = np.broadcast_arrays(X, Y)
     in_range = (Y >= 0) & (Y < X.dtype.itemsize * 8)
     amount = np.where(in_range, Y, 0).astype(X.dtype)

@@ -9,11 +9,12 @@ https://onnx.ai/onnx/operators/onnx__LessOrEqual.html
 
 import numpy as np
 
-from onnxkit.ops.math._common import legacy_broadcast, working
+from onnxkit.ops.math._common import check_broadcast, legacy_broadcast, working
 from onnxkit.ops.registry import op
 
 
 def _compare(fn, A, B):
+    check_broadcast(A, B)
     return np.asarray(fn(working(A), working(B))).astype(bool, copy=False)
 
 

@@ -6,22 +6,25 @@ https://onnx.ai/onnx/operators/onnx__Xor.html  https://onnx.ai/onnx/operators/on
 
 import numpy as np
 
-from onnxkit.ops.math._common import legacy_broadcast
+from onnxkit.ops.math._common import check_broadcast, legacy_broadcast
 from onnxkit.ops.registry import op
 
 
 @op("And", 7)
 def and_(A, B):
+    check_broadcast(A, B)
     return np.asarray(np.logical_and(A, B))
 
 
 @op("Or", 7)
 def or_(A, B):
+    check_broadcast(A, B)
     return np.asarray(np.logical_or(A, B))
 
 
 @op("Xor", 7)
 def xor(A, B):
+    check_broadcast(A, B)
     return np.asarray(np.logical_xor(A, B))
 
 

@@ -7,12 +7,13 @@ https://onnx.ai/onnx/operators/onnx__Pow.html
 
 import numpy as np
 
-from onnxkit.ops.math._common import as_dtype, legacy_broadcast, working
+from onnxkit.ops.math._common import as_dtype, check_broadcast, legacy_broadcast, working
 from onnxkit.ops.registry import op
 
 
 @op("Pow", 7, 12, 13, 15)
 def pow_(X, Y):
+    check_broadcast(X, Y)
     base, exponent = working(X), working(Y)
     if np.issubdtype(base.dtype, np.integer) and np.issubdtype(exponent.dtype, np.integer) \
             and np.any(exponent < 0):
