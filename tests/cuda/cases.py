@@ -218,6 +218,10 @@ TENSOR = [
     C("gather_axis0_const", "Gather", f32(5, 3), Init(i64([[0, -1], [2, 4]]))),
     C("gather_axis1_fed", "Gather", f32(2, 4, 3), np.array([3, -4, 1], np.int32), axis=1),
     C("gather_scalar_index", "Gather", f32(4, 2), Init(np.int64(-2))),
+    C("constant_of_shape", "ConstantOfShape", Init(i64([2, 3])),
+      value=onnx.numpy_helper.from_array(np.array([1.5], np.float32))),
+    C("constant_of_shape_int", "ConstantOfShape", Init(i64([4])),
+      value=onnx.numpy_helper.from_array(np.array([-7], np.int32))),
 ]
 
 CASES = UNARY + BINARY + CAST + SHAPES + LINALG + CONV + POOL + NORM + REDUCE + TENSOR

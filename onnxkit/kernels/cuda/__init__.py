@@ -29,8 +29,12 @@ CUDA = Registry("cuda")
 #: The modules holding cuda kernels: which operators have one is this explicit list.
 KERNEL_MODULES = (
     "unary", "binary", "cast", "shape_ops", "matmul", "conv", "pool", "batch_norm",
-    "softmax", "layer_norm", "reduce", "transpose", "concat", "gather",
+    "softmax", "layer_norm", "reduce", "transpose", "concat", "gather", "constant_of_shape",
 )
+
+#: Operators whose cuda kernel runs even when no input is on the device: their inputs are
+#: shapes, their outputs data the GPU will read (made there instead of copied up each run).
+DEVICE_SOURCES = frozenset({("", "ConstantOfShape")})
 
 
 @lru_cache(maxsize=None)
@@ -71,11 +75,15 @@ def make_executor(synchronize_each_node: bool = True):
     reason = unavailable_reason()
     if reason is not None:
         raise ExecutorUnavailableError(f"the 'cuda' executor is unavailable: {reason}")
+    from numba import config
+
+    config.CUDA_LOW_OCCUPANCY_WARNINGS = 0  # small models launch small grids, on purpose
     from onnxkit.kernels.cuda._executor import CudaExecutor
     from onnxkit.ops import load_reference_kernels
 
     reference = load_reference_kernels()
-    return CudaExecutor((load_cuda_kernels(), reference), reference, synchronize_each_node)
+    return CudaExecutor((load_cuda_kernels(), reference), reference, synchronize_each_node,
+                        DEVICE_SOURCES)
 
 
 register_executor("cuda", make_executor)

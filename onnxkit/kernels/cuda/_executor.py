@@ -7,7 +7,8 @@
                 it needs there are uploaded (counted; an array crosses once while it
                 lives, so initializers cross once per session)
             a cuda kernel, every input on the host   -> its reference kernel on the host,
-                nothing to copy (shape arithmetic, constants)
+                nothing to copy (shape arithmetic, constants), except for the
+                DEVICE_SOURCES (ConstantOfShape), whose outputs are data for the GPU
             a cuda kernel that declines (HostFallback: a dtype or attribute it does not
             take), or no cuda kernel                 -> device inputs downloaded (counted),
                 the reference kernel runs on the host, and its outputs go back up
@@ -97,8 +98,10 @@ class CudaExecutor(Executor):
 
     name = "cuda"
 
-    def __init__(self, registries, reference, synchronize_each_node: bool = True):
+    def __init__(self, registries, reference, synchronize_each_node: bool = True,
+                 sources: frozenset = frozenset()):
         super().__init__(registries)
+        self.sources = sources  # (domain, op_type) run on the device with host inputs
         self.reference = reference  # the registry host fallbacks take kernels from
         self.synchronize_each_node = synchronize_each_node  # honest per-node times
         self.uploads = UploadCache()
@@ -145,7 +148,8 @@ class CudaExecutor(Executor):
             return kernel.fn(*args, ctx=ctx, **attrs)
         host_kernel = kernel
         if kernel.registry == self.registries[0].name:
-            if any(isinstance(a, DeviceTensor) for a in args):
+            if (any(isinstance(a, DeviceTensor) for a in args)
+                    or (kernel.domain, kernel.op_type) in self.sources):
                 try:
                     result = self._call(kernel, args, attrs, ctx, record)
                     if self.synchronize_each_node:
