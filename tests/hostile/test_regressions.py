@@ -175,3 +175,22 @@ def test_where_checks_its_three_way_broadcast():
     model, feeds = _one_node("Where", feeds, ["z"])
     with pytest.raises(errors.LimitExceededError, match="broadcast result"):
         onnxkit.Session(model, limits=SMALL).run(None, feeds)
+
+
+@pytest.mark.parametrize("op_type, opset, feeds, fragment", [
+    ("STFT", 17, [("x", np.ones((1, 20000, 1), np.float32)), ("s", np.array(1, np.int64)), ("", None),
+                  ("w", np.array(10000, np.int64))], "STFT frames"),
+    ("GatherND", 13, [("d", np.ones((1, 3000), np.float32)), ("i", np.zeros((3000, 1), np.int64))],
+     "GatherND output"),
+    ("Attention", 23, [(n, np.ones((1, 1, 4000, 1), np.float32)) for n in "qkv"], "Attention scores"),
+])
+def test_quadratic_outputs_are_checked(op_type, opset, feeds, fragment):
+    """Outputs that grow like the square of an input (overlapping frames, index tuples
+    times slices, sequence x sequence scores) are checked before they are built."""
+    node = helper.make_node(op_type, [n for n, _ in feeds], ["y"])
+    graph = helper.make_graph([node], "g", [onnx.ValueInfoProto(name=n) for n, _ in feeds if n],
+                              [onnx.ValueInfoProto(name="y")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 10
+    with pytest.raises(errors.LimitExceededError, match=fragment):
+        onnxkit.Session(model, limits=SMALL).run(None, {n: v for n, v in feeds if n})

@@ -21,6 +21,7 @@ import numpy as np
 
 from onnxkit.ops.attention._heads import matmul, merge_heads, repeat_kv, softmax_rows, split_heads
 from onnxkit.ops.registry import op
+from onnxkit.runtime.limits import check_allocation
 from onnxkit.runtime.values import np_dtype
 
 
@@ -69,6 +70,9 @@ def _attention(Q, K, V, attn_mask, past_key, past_value, nonpad, is_causal, kv_n
     present_key, present_value = k, v
 
     q_len, total = q.shape[2], k.shape[2]
+    # the scores are [batch, heads, q_len, total]: quadratic in the sequence lengths
+    check_allocation((q.shape[0], q.shape[1], q_len, total), np.float32 if dtype.itemsize < 4 else dtype,
+                     "Attention scores")
     past_len = 0 if past_key is None else past_key.shape[2]
     bias = _bias(attn_mask, dtype, q.shape[0], q_len, total, past_len, nonpad, is_causal,
                  left, right)

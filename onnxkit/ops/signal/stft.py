@@ -13,6 +13,7 @@ import numpy as np
 from onnxkit.errors import InputError, describe_node
 from onnxkit.ops.registry import op
 from onnxkit.ops.signal._complex import from_complex, to_complex
+from onnxkit.runtime.limits import check_allocation
 
 
 @op("STFT", 17, context=True)
@@ -36,6 +37,9 @@ def stft(signal, frame_step, window=None, frame_length=None, *, onesided=1, ctx)
         raise InputError(f"{where}: need frame_step > 0 and 0 < frame_length <= {length}, "
                          f"got frame_step={step}, frame_length={size}")
     n_frames = (length - size) // step + 1
+    # overlapping frames copy the signal up to frame_length times: check before gathering
+    check_allocation((signal.shape[0], n_frames, size), np.complex128 if signal.dtype == np.float64
+                     else np.complex64, f"{where}: STFT frames")
     starts = np.arange(n_frames) * step
     frames = to_complex(signal)[:, starts[:, None] + np.arange(size)]  # [batch, frames, size]
     spectrum = np.fft.fft(frames * window.astype(frames.real.dtype), axis=-1)

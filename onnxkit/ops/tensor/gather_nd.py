@@ -11,6 +11,7 @@ https://onnx.ai/onnx/operators/onnx__GatherND.html
 import numpy as np
 
 from onnxkit.ops.registry import op
+from onnxkit.runtime.limits import check_allocation
 
 
 @op("GatherND", 11, 12, 13)
@@ -24,6 +25,8 @@ def gather_nd(data, indices, *, batch_dims=0):
     if k > data.ndim - b:
         raise ValueError(f"index tuples of length {k} are too long for data of rank "
                          f"{data.ndim} with batch_dims={b}")
+    # each index tuple copies a slice of data: the output multiplies both sizes
+    check_allocation(indices.shape[:-1] + data.shape[b + k:], data.dtype, "GatherND output")
     n_batch = int(np.prod(data.shape[:b], dtype=np.int64))
     n_tuples = int(np.prod(indices.shape[b:-1], dtype=np.int64))
     flat_data = data.reshape((n_batch,) + data.shape[b:])
