@@ -194,3 +194,11 @@ def test_quadratic_outputs_are_checked(op_type, opset, feeds, fragment):
     model.ir_version = 10
     with pytest.raises(errors.LimitExceededError, match=fragment):
         onnxkit.Session(model, limits=SMALL).run(None, {n: v for n, v in feeds if n})
+
+
+def test_tfidf_output_width_is_checked():
+    model, feeds = _one_node("TfIdfVectorizer", [("x", np.ones((2, 3), np.int64))], ["y"], opset=9,
+                             mode="TF", min_gram_length=1, max_gram_length=1, max_skip_count=0,
+                             ngram_counts=[0], ngram_indexes=[10**9], pool_int64s=[1])
+    with pytest.raises(errors.LimitExceededError, match="TfIdfVectorizer output"):
+        onnxkit.Session(model, limits=SMALL).run(None, feeds)

@@ -19,6 +19,7 @@ import numpy as np
 
 from onnxkit.errors import AttributeMismatchError, InputError, describe_node
 from onnxkit.ops.registry import op
+from onnxkit.runtime.limits import check_allocation
 
 
 @op("TfIdfVectorizer", 9, context=True)
@@ -36,7 +37,11 @@ def tfidf_vectorizer(X, *, mode, min_gram_length, max_gram_length, max_skip_coun
     pool = _pool_ngrams(pool_int64s if pool_strings is None else pool_strings, ngram_counts,
                         min_gram_length, max_gram_length)
     width = max(ngram_indexes) + 1
+    if min(ngram_indexes) < 0:
+        raise AttributeMismatchError(f"{describe_node(ctx.node)}: ngram_indexes must be >= 0, "
+                                     f"got {min(ngram_indexes)}")
     rows = X.reshape(1, -1) if X.ndim == 1 else X
+    check_allocation((rows.shape[0], width), np.float32, "TfIdfVectorizer output")
     counts = np.zeros((rows.shape[0], width), dtype=np.float32)
     for r, row in enumerate(rows):
         items = [v if pool_strings is not None else int(v) for v in row]
