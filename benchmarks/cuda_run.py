@@ -245,8 +245,9 @@ def smoke_model(path: Path) -> dict:
              helper.make_node("Flatten", ["s"], ["f"]),
              helper.make_node("Gemm", ["f", "fc"], ["g"]),
              helper.make_node("Softmax", ["g"], ["output"])]
-    graph = helper.make_graph(nodes, "smoke", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
-                              [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 3])], inits)
+    x_info = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])
+    y_info = helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 3])
+    graph = helper.make_graph(nodes, "smoke", [x_info], [y_info], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
     onnx.save(model, str(path))
     return {"x": rng.standard_normal((1, 2, 4, 4)).astype(np.float32)}
@@ -275,13 +276,15 @@ def markdown(env: dict, spec: dict | None, results: dict) -> str:
                   f"{spec['cases']} cases in {spec['seconds']} s.", ""]
         lines += [f"- {f}" for f in spec["failures"][:50]] + [""]
     lines += ["## Latency (median ms, host input to host output)", "",
-              "| model | runtime | ms | first run ms | max abs diff vs ORT CPU | copies h2d | copies d2h | leaves the GPU at |",
+              "| model | runtime | ms | first run ms | max abs diff vs ORT CPU | copies h2d | "
+              "copies d2h | leaves the GPU at |",
               "|---|---|---|---|---|---|---|---|"]
     for name, rows in results.items():
         for label, row in rows.items():
+            where = "; ".join(row.get("leaves_gpu_at", [])) or row.get("note", "")
+            diff = row.get("max_abs_diff_vs_ort_cpu", float("nan"))
             lines.append(f"| {name} | {label} | {row['ms']} | {row.get('first_run_ms', '')} | "
-                         f"{row.get('max_abs_diff_vs_ort_cpu', float('nan')):.2e} | {row.get('h2d', '')} | "
-                         f"{row.get('d2h', '')} | {'; '.join(row.get('leaves_gpu_at', [])) or row.get('note', '')} |")
+                         f"{diff:.2e} | {row.get('h2d', '')} | {row.get('d2h', '')} | {where} |")
     return "\n".join(lines) + "\n"
 
 

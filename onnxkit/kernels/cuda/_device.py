@@ -74,7 +74,8 @@ class DeviceTensor:
             shape = shape[0]
         shape = tuple(int(d) for d in shape)
         if math.prod(shape) != self.size:
-            raise ValueError(f"cannot reshape {self.size} elements {list(self.shape)} to {list(shape)}")
+            raise ValueError(f"cannot reshape {list(self.shape)} ({self.size} elements) "
+                             f"to {list(shape)}")
         view = DeviceTensor(self.flat, shape, self.dtype)
         if self._host is not None:
             view._host = self._host.reshape(shape)

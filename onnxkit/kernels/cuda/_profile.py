@@ -69,7 +69,8 @@ class DeviceProfile:
         for r in rows:
             name = f"{r.path}/{r.node}" if r.path else r.node
             lines.append(f"{name[:24]:<24} {r.op_type[:20]:<20} {r.placement:<5} "
-                         f"{r.h2d_bytes:>10,} {r.d2h_bytes:>10,} {1e3 * r.elapsed:>8.3f}  {r.reason}")
+                         f"{r.h2d_bytes:>10,} {r.d2h_bytes:>10,} {1e3 * r.elapsed:>8.3f}  "
+                         f"{r.reason}")
         t = self.totals()
         lines.append(f"{t['nodes']} nodes ({t['cuda_nodes']} on cuda, {t['host_nodes']} on host), "
                      f"{t['transfers']} copies: {t['h2d_bytes']:,} B to the device, "

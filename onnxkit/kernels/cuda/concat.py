@@ -12,7 +12,8 @@ import numpy as np
 from numba import cuda
 
 from onnxkit.kernels.cuda import CUDA
-from onnxkit.kernels.cuda._device import DEVICE_DTYPES, HostFallback, device, empty, launch_1d, need_dtype
+from onnxkit.kernels.cuda._device import (DEVICE_DTYPES, HostFallback, device, empty, launch_1d,
+                                          need_dtype)
 from onnxkit.ops.registry import op
 from onnxkit.ops.tensor._util import normalize_axis
 
@@ -31,11 +32,12 @@ def _concat(inputs, axis):
     first = tensors[0]
     need_dtype(first, DEVICE_DTYPES, "inputs 0")
     axis = normalize_axis(axis, first.ndim)
+    shapes = [list(x.shape) for x in tensors]
     for t in tensors:
         if t.ndim != first.ndim:
-            raise ValueError(f"Concat inputs have different ranks: {[list(x.shape) for x in tensors]}")
+            raise ValueError(f"Concat inputs have different ranks: {shapes}")
         if t.shape[:axis] + t.shape[axis + 1:] != first.shape[:axis] + first.shape[axis + 1:]:
-            raise ValueError(f"Concat inputs differ off axis {axis}: {[list(x.shape) for x in tensors]}")
+            raise ValueError(f"Concat inputs differ off axis {axis}: {shapes}")
         if t.dtype != first.dtype:
             raise HostFallback(f"inputs mix {first.dtype} and {t.dtype}")
     total = sum(t.shape[axis] for t in tensors)

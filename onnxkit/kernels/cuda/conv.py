@@ -150,7 +150,8 @@ def conv_nd(X, W, B=None, Z=None, *, auto_pad="NOTSET", dilations=None, group=1,
     n, c = X.shape[:2]
     m = W.shape[0]
     if c != W.shape[1] * group or m % group:
-        raise KernelError(f"Conv with group={group}: X has {c} channels, W has shape {list(W.shape)}")
+        raise KernelError(f"Conv with group={group}: X has {c} channels, W has shape "
+                          f"{list(W.shape)}")
     g = geometry(X.shape[2:], kernel, strides, dilations, pads, auto_pad)
     out = empty((n, m) + g.out, X.dtype)
     bias = _same_dtype(B, X, "B")
@@ -169,6 +170,8 @@ def conv_nd(X, W, B=None, Z=None, *, auto_pad="NOTSET", dilations=None, group=1,
         float(p0), float(p1), out.flat)
     if method is None:
         method = "direct" if mg < TILE // 2 else "gemm"
+    if n * group > 65535:  # the implicit GEMM puts (image, group) on the grid's z axis
+        method = "direct"
     if method == "gemm":
         blocks = ((P + TILE - 1) // TILE, (mg + TILE - 1) // TILE, n * group)
         launch(implicit_gemm_kernel(X.dtype, formula), blocks, (TILE, TILE), *args)

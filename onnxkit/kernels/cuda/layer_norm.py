@@ -111,7 +111,8 @@ def onnxkit_layer_normalization(X, Scale, B=None, *, axis=-1, epsilon=1e-5, stas
 def skip_layer_normalization(X, Skip, Scale, B=None, *, axis=-1, epsilon=1e-5):
     X, Skip = device(X, "X"), device(Skip, "Skip")
     if X.shape != Skip.shape:
-        raise ValueError(f"X has shape {list(X.shape)} and Skip {list(Skip.shape)}; they must match")
+        raise ValueError(f"X has shape {list(X.shape)} and Skip {list(Skip.shape)}; "
+                         "they must match")
     if X.dtype != Skip.dtype:
         raise HostFallback(f"X is {X.dtype}, Skip is {Skip.dtype}")
     S = binary(X, Skip, s.add)

@@ -88,6 +88,8 @@ def tiled_gemm(A, a_strides, B, b_strides, C, c_strides, batch_shape, M, N, K, o
     has_c = C is not None
     c_flat, c_strides = (C.flat, c_strides) if has_c else (A.flat, (a_strides[0], 0, 0))
     blocks = ((N + TILE - 1) // TILE, (M + TILE - 1) // TILE, min(batches, 65535))
+    if blocks[1] > 65535:
+        raise HostFallback(f"{M} rows need more than 65535 blocks on the grid's y axis")
     launch(gemm_kernel(A.dtype, formula), blocks, (TILE, TILE),
            A.flat, a_strides[0], a_strides[1], a_strides[2],
            B.flat, b_strides[0], b_strides[1], b_strides[2],
@@ -108,7 +110,8 @@ def _operands(A, B):
 def _matmul(A, B, bias=None, formula=identity, p0=0.0, p1=0.0):
     """numpy.matmul: 1-D operands gain (then lose) a dimension; batch dimensions broadcast."""
     if A.ndim == 0 or B.ndim == 0:
-        raise KernelError(f"MatMul needs operands of rank >= 1, got shapes {list(A.shape)} and {list(B.shape)}")
+        raise KernelError(f"MatMul needs operands of rank >= 1, got shapes {list(A.shape)} "
+                          f"and {list(B.shape)}")
     a_shape = (1,) + A.shape if A.ndim == 1 else A.shape
     b_shape = B.shape + (1,) if B.ndim == 1 else B.shape
     (M, K), (K2, N) = a_shape[-2:], b_shape[-2:]

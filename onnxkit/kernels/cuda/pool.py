@@ -10,7 +10,8 @@
 The window geometry (output size, auto_pad, ceil_mode) is the reference's; the tap
 bounds are ``onnxkit.kernels.indexing.window_taps``, shared with the cpu kernels. 1-D and
 2-D pools run as 3-D ones over leading axes of size 1.
-https://onnx.ai/onnx/operators/onnx__MaxPool.html  https://onnx.ai/onnx/operators/onnx__AveragePool.html
+https://onnx.ai/onnx/operators/onnx__MaxPool.html
+https://onnx.ai/onnx/operators/onnx__AveragePool.html
 """
 
 from functools import lru_cache
@@ -113,7 +114,8 @@ def max_pool(X, *, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape,
              storage_order=0, strides=None, ctx):
     X = device(X, "X")
     need_dtype(X, MAX_POOL_DTYPES, "X")
-    g, geometry3, _, out3 = _geometry(X, kernel_shape, strides, dilations, pads, auto_pad, ceil_mode)
+    g, geometry3, _, out3 = _geometry(X, kernel_shape, strides, dilations, pads, auto_pad,
+                                      ceil_mode)
     out = empty(X.shape[:2] + g.out, X.dtype)
     want = ctx.n_outputs > 1 and bool(ctx.node.output[1])
     indices = empty(out.shape, np.int64) if want else empty((1,), np.int64)

@@ -118,7 +118,9 @@ def reduce(data, axes, keepdims, how: Reduction, noop_with_empty_axes=0):
     strides = contiguous_strides(X.shape)
     kept_shape = tuple(X.shape[a] for a in kept)
     red_shape = tuple(X.shape[a] for a in axes)
-    out_shape = tuple(1 if a in axes else X.shape[a] for a in range(X.ndim)) if keepdims else kept_shape
+    out_shape = kept_shape
+    if keepdims:
+        out_shape = tuple(1 if a in axes else X.shape[a] for a in range(X.ndim))
     out = empty(out_shape, X.dtype)
     if out.size == 0:
         return out
@@ -129,30 +131,87 @@ def reduce(data, axes, keepdims, how: Reduction, noop_with_empty_axes=0):
     return out
 
 
-def _register(name: str, how: Reduction, attr_versions: tuple, input_versions: tuple):
-    """ReduceX with ``axes`` as an attribute (older versions) and as an input (newer)."""
-
-    @op(name, *attr_versions, registry=CUDA)
-    def reduce_attr(data, *, axes=None, keepdims=1):
-        return reduce(data, axes, keepdims, how)
-
-    @op(name, *input_versions, registry=CUDA)
-    def reduce_input(data, axes=None, *, keepdims=1, noop_with_empty_axes=0):
-        return reduce(data, axes, keepdims, how, noop_with_empty_axes)
-
-    reduce_attr.__name__ = reduce_attr.__qualname__ = f"{name}_attribute_axes"
-    reduce_input.__name__ = reduce_input.__qualname__ = f"{name}_input_axes"
-    return reduce_attr, reduce_input
+# axes as an attribute (older versions), then as an input (newer ones)
 
 
-reduce_sum_v1, reduce_sum = _register("ReduceSum", SUM, (1, 11), (13,))
-reduce_mean_v1, reduce_mean = _register("ReduceMean", MEAN, (1, 11, 13), (18,))
-reduce_prod_v1, reduce_prod = _register("ReduceProd", PROD, (1, 11, 13), (18,))
-reduce_max_v1, reduce_max = _register("ReduceMax", MAX, (1, 11, 12, 13), (18, 20))
-reduce_min_v1, reduce_min = _register("ReduceMin", MIN, (1, 11, 12, 13), (18, 20))
-reduce_sum_square_v1, reduce_sum_square = _register("ReduceSumSquare", SUM_SQUARE, (1, 11, 13), (18,))
-reduce_l1_v1, reduce_l1 = _register("ReduceL1", L1, (1, 11, 13), (18,))
-reduce_l2_v1, reduce_l2 = _register("ReduceL2", L2, (1, 11, 13), (18,))
+@op("ReduceSum", 1, 11, registry=CUDA)
+def reduce_sum_v1(data, *, axes=None, keepdims=1):
+    return reduce(data, axes, keepdims, SUM)
+
+
+@op("ReduceSum", 13, registry=CUDA)
+def reduce_sum(data, axes=None, *, keepdims=1, noop_with_empty_axes=0):
+    return reduce(data, axes, keepdims, SUM, noop_with_empty_axes)
+
+
+@op("ReduceMean", 1, 11, 13, registry=CUDA)
+def reduce_mean_v1(data, *, axes=None, keepdims=1):
+    return reduce(data, axes, keepdims, MEAN)
+
+
+@op("ReduceMean", 18, registry=CUDA)
+def reduce_mean(data, axes=None, *, keepdims=1, noop_with_empty_axes=0):
+    return reduce(data, axes, keepdims, MEAN, noop_with_empty_axes)
+
+
+@op("ReduceProd", 1, 11, 13, registry=CUDA)
+def reduce_prod_v1(data, *, axes=None, keepdims=1):
+    return reduce(data, axes, keepdims, PROD)
+
+
+@op("ReduceProd", 18, registry=CUDA)
+def reduce_prod(data, axes=None, *, keepdims=1, noop_with_empty_axes=0):
+    return reduce(data, axes, keepdims, PROD, noop_with_empty_axes)
+
+
+@op("ReduceMax", 1, 11, 12, 13, registry=CUDA)
+def reduce_max_v1(data, *, axes=None, keepdims=1):
+    return reduce(data, axes, keepdims, MAX)
+
+
+@op("ReduceMax", 18, 20, registry=CUDA)
+def reduce_max(data, axes=None, *, keepdims=1, noop_with_empty_axes=0):
+    return reduce(data, axes, keepdims, MAX, noop_with_empty_axes)
+
+
+@op("ReduceMin", 1, 11, 12, 13, registry=CUDA)
+def reduce_min_v1(data, *, axes=None, keepdims=1):
+    return reduce(data, axes, keepdims, MIN)
+
+
+@op("ReduceMin", 18, 20, registry=CUDA)
+def reduce_min(data, axes=None, *, keepdims=1, noop_with_empty_axes=0):
+    return reduce(data, axes, keepdims, MIN, noop_with_empty_axes)
+
+
+@op("ReduceSumSquare", 1, 11, 13, registry=CUDA)
+def reduce_sum_square_v1(data, *, axes=None, keepdims=1):
+    return reduce(data, axes, keepdims, SUM_SQUARE)
+
+
+@op("ReduceSumSquare", 18, registry=CUDA)
+def reduce_sum_square(data, axes=None, *, keepdims=1, noop_with_empty_axes=0):
+    return reduce(data, axes, keepdims, SUM_SQUARE, noop_with_empty_axes)
+
+
+@op("ReduceL1", 1, 11, 13, registry=CUDA)
+def reduce_l1_v1(data, *, axes=None, keepdims=1):
+    return reduce(data, axes, keepdims, L1)
+
+
+@op("ReduceL1", 18, registry=CUDA)
+def reduce_l1(data, axes=None, *, keepdims=1, noop_with_empty_axes=0):
+    return reduce(data, axes, keepdims, L1, noop_with_empty_axes)
+
+
+@op("ReduceL2", 1, 11, 13, registry=CUDA)
+def reduce_l2_v1(data, *, axes=None, keepdims=1):
+    return reduce(data, axes, keepdims, L2)
+
+
+@op("ReduceL2", 18, registry=CUDA)
+def reduce_l2(data, axes=None, *, keepdims=1, noop_with_empty_axes=0):
+    return reduce(data, axes, keepdims, L2, noop_with_empty_axes)
 
 
 @op("GlobalAveragePool", 1, 22, registry=CUDA)

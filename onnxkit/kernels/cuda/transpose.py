@@ -8,7 +8,8 @@ https://onnx.ai/onnx/operators/onnx__Transpose.html
 from numba import cuda
 
 from onnxkit.kernels.cuda import CUDA
-from onnxkit.kernels.cuda._device import DEVICE_DTYPES, device, empty, launch_1d, need_dtype, shape_tuple
+from onnxkit.kernels.cuda._device import (DEVICE_DTYPES, device, empty, launch_1d, need_dtype,
+                                          shape_tuple)
 from onnxkit.kernels.indexing import broadcast_offset, for_cuda, transpose_strides
 from onnxkit.ops.registry import op
 
