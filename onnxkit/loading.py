@@ -153,6 +153,7 @@ def load_external_data(model: ModelProto, base_dir: Path) -> None:
                     f"tensor {tensor.name!r}: external data range offset={offset} length={length} "
                     f"runs past the end of {location!r} ({size} bytes)"
                 )
+            _check_external_length(tensor, length)
             with open(target, "rb") as f:
                 f.seek(offset)
                 tensor.raw_data = f.read(length)
@@ -161,6 +162,32 @@ def load_external_data(model: ModelProto, base_dir: Path) -> None:
                                  f"{exc}") from exc
         del tensor.external_data[:]
         tensor.data_location = TensorProto.DEFAULT
+
+
+_PACKED = {TensorProto.INT4, TensorProto.UINT4, TensorProto.FLOAT4E2M1, TensorProto.INT2, TensorProto.UINT2}
+
+
+def _check_external_length(tensor: TensorProto, length: int) -> None:
+    """Refuse, before reading, data whose length does not fit the tensor's dims and type
+    (a big file must not be read into memory for a tensor that cannot hold it)."""
+    from onnxkit.runtime.limits import check_allocation
+
+    check_allocation([length], "uint8", f"tensor {tensor.name!r} external data")
+    if tensor.data_type in _PACKED or tensor.data_type == TensorProto.STRING:
+        return
+    try:
+        itemsize = onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type).itemsize
+    except (KeyError, ValueError, TypeError):
+        return  # an unknown type: tensor_to_array reports it
+    count = 1
+    for d in tensor.dims:
+        count *= int(d)
+    if length != count * itemsize:
+        raise ModelLoadError(
+            f"tensor {tensor.name!r}: external data holds {length} bytes, but dims "
+            f"{list(tensor.dims)} of {TensorProto.DataType.Name(tensor.data_type)} need "
+            f"{count * itemsize}"
+        )
 
 
 def safe_external_path(root: Path, location: str, tensor_name: str) -> Path:

@@ -40,7 +40,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 # max_tensor_bytes, max_loop_iterations, max_graph_depth: small, so legitimate runs stay fast
 FUZZ_LIMITS = (4 * 1024**2, 2_000, 16)
-SOFT_TIMEOUT_S = float(os.environ.get("ONNXKIT_FUZZ_TIMEOUT", "3"))
+SOFT_TIMEOUT_S = float(os.environ.get("ONNXKIT_FUZZ_TIMEOUT", "5"))
 HARD_TIMEOUT_S = SOFT_TIMEOUT_S + 12
 MEMORY_HEADROOM = 256 * 1024**2  # address space the worker may grow by per case
 

@@ -202,3 +202,9 @@ def test_tfidf_output_width_is_checked():
                              ngram_counts=[0], ngram_indexes=[10**9], pool_int64s=[1])
     with pytest.raises(errors.LimitExceededError, match="TfIdfVectorizer output"):
         onnxkit.Session(model, limits=SMALL).run(None, feeds)
+
+
+def test_external_data_longer_than_its_tensor_is_refused_before_reading(tmp_path):
+    (tmp_path / "big.bin").write_bytes(bytes(1 << 16))
+    with pytest.raises(errors.ModelLoadError, match="holds 65536 bytes, but dims \\[2\\] of FLOAT need 8"):
+        onnxkit.load(_external(tmp_path, "big.bin"))
