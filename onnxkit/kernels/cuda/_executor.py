@@ -26,7 +26,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -169,7 +169,7 @@ class CudaExecutor(Executor):
         left_device = any(isinstance(a, DeviceTensor) for a in args)
         host_args = [self._host_value(a, f"input {i}") for i, a in enumerate(args)]
         if ctx is not None:
-            ctx = _HostContext(ctx.node, ctx.opset, ctx.scope, ctx.state, ctx.graph, self)
+            ctx = _HostContext(**{f.name: getattr(ctx, f.name) for f in fields(ctx)}, executor=self)
         result = self._call(host_kernel, host_args, attrs, ctx, record)
         if not left_device:  # shape arithmetic, constants: they stay where they were made
             return result
