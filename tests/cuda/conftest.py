@@ -2,7 +2,8 @@
 
 NUMBA_ENABLE_CUDASIM must be set before numba is imported, so the simulator tests run in
 their own pytest process; in a process without either, only the tests that need no
-device (index math, the unavailable-executor message, the PTX compile check) run.
+device (index math, the unavailable-executor message, the PTX compile check) run. The
+PTX check is skipped in the simulator process: plain ``pytest tests`` already runs it.
 """
 
 import os
@@ -25,5 +26,7 @@ def _device_usable() -> bool:
 
 NEEDS_DEVICE = ("test_kernels.py", "test_executor.py")
 collect_ignore = [] if _device_usable() else list(NEEDS_DEVICE)
+if SIMULATOR:  # the PTX compile check runs without the simulator (plain `pytest tests`)
+    collect_ignore.append("test_ptx.py")
 if SIMULATOR:  # the simulator runs each GPU thread as a Python thread: keep it quiet
     os.environ.setdefault("PYTHONWARNINGS", "ignore::RuntimeWarning")
