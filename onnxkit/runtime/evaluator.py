@@ -57,7 +57,7 @@ def run_graph(plan: GraphPlan, feeds: Mapping[str, Any], outer: Mapping[str, Any
                 env[name] = value
         if state.trace is not None:
             state.trace(TraceEvent(step.node, plan.path, step.kernel.qualified_name,
-                                   tuple(args), results, elapsed))
+                                   tuple(args), results, elapsed, state.executor.trace_extra()))
         for name in step.free_after:
             env.pop(name, None)
     return [_fetch(scope, name, None, plan) for name in plan.output_names]
@@ -85,11 +85,11 @@ def _invoke(step: Step, args: list, scope, state: RunState, plan: GraphPlan) -> 
             f"{describe_node(step.node)}: kernel {kernel.qualified_name} returned "
             f"{len(results)} value(s), the node needs {wanted}"
         )
-    return tuple(_as_value(v) for v in results)
+    return tuple(_as_value(v, state.executor) for v in results)
 
 
-def _as_value(value):
-    if isinstance(value, (np.ndarray, list, dict)) or value is None:
+def _as_value(value, executor):
+    if isinstance(value, (np.ndarray, list, dict)) or value is None or executor.owns(value):
         return value
     return np.asarray(value)
 

@@ -36,6 +36,14 @@ class Executor:
         """An output, moved back to host numpy."""
         return value
 
+    def owns(self, value) -> bool:
+        """True for values this executor keeps in its own form (e.g. device tensors)."""
+        return False
+
+    def trace_extra(self):
+        """Executor-specific data about the node just run, for ``TraceEvent.extra``."""
+        return None
+
 
 class CpuExecutor(Executor):
     """Numba kernels first, reference kernels for the rest; outputs in reused buffers.

@@ -13,7 +13,8 @@ class TraceEvent:
     """One node execution.
 
     ``path`` locates nested nodes: ``""`` for the main graph, ``"loop1/body"`` inside
-    the body of the node named ``loop1``; ``elapsed`` is in seconds.
+    the body of the node named ``loop1``; ``elapsed`` is in seconds; ``extra`` is what the
+    executor adds (the ``cuda`` executor: where the node ran and the copies it made).
     """
 
     node: NodeProto
@@ -22,6 +23,7 @@ class TraceEvent:
     inputs: tuple[Any, ...]
     outputs: tuple[Any, ...]
     elapsed: float
+    extra: Any = None
 
 
 TraceCallback = Callable[[TraceEvent], None]

@@ -68,6 +68,8 @@ def shape_of(tp: TypeProto) -> list | None:
 
 def describe_value(value) -> str:
     """A short description for error messages: ``float32[2, 3]``, ``sequence of 4``..."""
+    if hasattr(value, "describe"):  # executor-owned values (e.g. device tensors) say where they live
+        return value.describe()
     if isinstance(value, np.ndarray):
         return f"{value.dtype}{list(value.shape)}"
     if isinstance(value, list):

@@ -222,6 +222,12 @@ class CudaExecutor(Executor):
                 if record.placement == "host":
                     self._host_reasons[(record.kernel, record.reason)] += 1
 
+    def owns(self, value) -> bool:
+        return isinstance(value, DeviceTensor)
+
+    def trace_extra(self):
+        return self.last_record()
+
     def last_record(self) -> NodeRecord | None:
         """The record of the node this thread ran last (read it from a trace callback)."""
         return getattr(self._local, "last", None)
