@@ -30,12 +30,13 @@ TARGETS = {
     "feeds": strategies.feed_cases,
     "optimizer": strategies.optimizer_cases,
     "ops": strategies.op_cases,
+    "cpu": strategies.cpu_op_cases,
 }
 
 # examples per target in each profile
 PROFILES = {
-    "ci": {"bytes": 500, "text": 300, "fields": 1500, "feeds": 1000, "optimizer": 200, "ops": 1500},
-    "long": {"bytes": 3000, "text": 2000, "fields": 8000, "feeds": 5000, "optimizer": 2000, "ops": 10000},
+    "ci": {"bytes": 500, "text": 300, "fields": 1500, "feeds": 1000, "optimizer": 200, "ops": 1500, "cpu": 300},
+    "long": {"bytes": 3000, "text": 2000, "fields": 8000, "feeds": 5000, "optimizer": 2000, "ops": 10000, "cpu": 5000},
 }
 
 _HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much,

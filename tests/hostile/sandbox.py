@@ -58,12 +58,14 @@ class Case:
     via_path: bool = False  # write the model into a folder and load it from its path
     level: int = 0
     label: str = ""
+    executor: str = "reference"
 
     def __repr__(self) -> str:
         size = len(self.model)
         feeds = None if self.feeds is None else {k: _short(v) for k, v in self.feeds.items()}
         return (f"Case({self.label or 'model'}, {size} {'bytes' if isinstance(self.model, bytes) else 'chars'}, "
-                f"feeds={feeds}, limits={self.limits}, via_path={self.via_path}, level={self.level})")
+                f"feeds={feeds}, limits={self.limits}, via_path={self.via_path}, level={self.level}"
+                f"{'' if self.executor == 'reference' else ', executor=' + repr(self.executor)})")
 
 
 def _short(value) -> str:
@@ -229,6 +231,12 @@ FORBIDDEN_EVENTS = frozenset({"pickle.find_class", "os.system", "subprocess.Pope
                               "os.exec", "os.fork", "socket.connect", "socket.bind", "ctypes.dlopen"})
 
 
+def _numba_cache_class(args) -> bool:
+    module, name = (str(a) for a in args[:2])
+    return module.startswith("numba.") or (module, name) in {("copyreg", "_reconstructor"),
+                                                             ("builtins", "object")}
+
+
 class _Watch:
     """An audit hook that records what a case must never do while ``armed``."""
 
@@ -250,6 +258,8 @@ class _Watch:
             filename = args[1] if len(args) > 1 else None
             if not (isinstance(filename, (str, bytes)) and os.path.isfile(filename)):
                 self.events.append(("compile", str(filename), str(args[0])[:200]))
+        elif event == "pickle.find_class" and _numba_cache_class(args):
+            return  # numba reading its own compiled-kernel cache (NUMBA_CACHE_DIR), not model data
         elif event in FORBIDDEN_EVENTS:
             self.events.append((event, repr(args)[:200]))
 
@@ -364,8 +374,8 @@ def execute(case: Case, soft_timeout: float | None, watch: _Watch | None = None,
         if watch is not None:
             watch.armed = True
         sizes = _SizeWatch(case.limits[0], case.feeds)
-        sess = onnxkit.Session(model, limits=onnxkit.Limits(*case.limits), level=case.level,
-                               trace=sizes)
+        sess = onnxkit.Session(model, case.executor, limits=onnxkit.Limits(*case.limits),
+                               level=case.level, trace=sizes)
         if case.feeds is not None:
             _check_result(sess.run(None, case.feeds))
         if sizes.finding is not None:
@@ -411,6 +421,11 @@ def _warm_up() -> None:
                 onnxkit.Session(seed.bytes(), level=level).run(None, seed.feeds())
             except Exception:  # noqa: BLE001  (warm-up only: the fuzzers judge outcomes)
                 pass
+    for name in ("arith", "conv_pool", "norms", "einsum_matmul"):  # numba's lazy imports
+        try:
+            onnxkit.Session(seeds.SEEDS[name].bytes(), "cpu").run(None, seeds.SEEDS[name].feeds())
+        except Exception:  # noqa: BLE001  (warm-up only)
+            pass
     image = seeds.SEEDS["image"]
     for garbage in (b"GIF89a" + bytes(20), b"\xff\xd8\xff" + bytes(20), bytes(range(64))):
         try:  # unknown formats make PIL import all its plugins (once)

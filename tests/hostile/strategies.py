@@ -816,8 +816,17 @@ ATTR_VALUES = {
 }
 
 
+@lru_cache(maxsize=None)
+def cpu_ops() -> tuple[tuple[str, str, int], ...]:
+    """The operators the ``cpu`` executor has Numba kernels for (no bounds checks there)."""
+    from onnxkit.kernels.cpu import load_cpu_kernels
+
+    names = {(k.domain, k.op_type) for k in load_cpu_kernels()}
+    return tuple(o for o in registered_ops() if (o[0], o[1]) in names)
+
+
 @st.composite
-def op_cases(draw) -> Case:
+def op_cases(draw, executor: str = "reference") -> Case:
     """One registered operator, schema-shaped inputs and attributes with hostile values.
 
     Inputs are graph inputs without declared types, so any value reaches the kernel.
@@ -826,7 +835,7 @@ def op_cases(draw) -> Case:
 
     from onnxkit.ops.registry import schema_of
 
-    ops = registered_ops()
+    ops = registered_ops() if executor == "reference" else cpu_ops()
     domain, op_type, since = ops[draw(st.integers(0, len(ops) - 1), label="operator")]
     schema = schema_of(domain, op_type, since)
     inputs, feeds = [], {}
@@ -873,7 +882,7 @@ def op_cases(draw) -> Case:
     model = helper.make_model(graph, opset_imports=opsets)
     model.ir_version = 10
     shown = {k: f"{getattr(v, 'dtype', type(v).__name__)}{list(getattr(v, 'shape', ()))}" for k, v in feeds.items()}
-    return Case(model.SerializeToString(), feeds,
+    return Case(model.SerializeToString(), feeds, executor=executor,
                 label=f"{domain or 'ai.onnx'}::{op_type}-{since} attrs[{', '.join(done)}] inputs{shown}")
 
 
@@ -890,3 +899,8 @@ def _assign(attr: AttributeProto, kind: int, value) -> None:
         attr.floats.extend(value)
     else:
         attr.strings.extend(_encode(s) for s in value)
+
+
+def cpu_op_cases():
+    """``op_cases`` for the operators with Numba kernels, run by the ``cpu`` executor."""
+    return op_cases(executor="cpu")

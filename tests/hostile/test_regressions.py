@@ -208,3 +208,10 @@ def test_external_data_longer_than_its_tensor_is_refused_before_reading(tmp_path
     (tmp_path / "big.bin").write_bytes(bytes(1 << 16))
     with pytest.raises(errors.ModelLoadError, match="holds 65536 bytes, but dims \\[2\\] of FLOAT need 8"):
         onnxkit.load(_external(tmp_path, "big.bin"))
+
+
+def test_string_concat_checks_its_broadcast():
+    x, y = np.full((2, 3000, 1), "a", dtype=object), np.full((3000,), "b", dtype=object)
+    model, feeds = _one_node("StringConcat", [("x", x), ("y", y)], ["z"])
+    with pytest.raises(errors.LimitExceededError, match="broadcast result"):
+        onnxkit.Session(model, limits=SMALL).run(None, feeds)

@@ -6,6 +6,7 @@ import operator
 
 import numpy as np
 
+from onnxkit.ops.math._common import check_broadcast
 from onnxkit.ops.registry import op
 
 _concat = np.frompyfunc(operator.add, 2, 1)
@@ -13,4 +14,5 @@ _concat = np.frompyfunc(operator.add, 2, 1)
 
 @op("StringConcat", 20)
 def string_concat(X, Y):
+    check_broadcast(X, Y)  # [N, 1] + [N] makes N * N new strings
     return np.asarray(_concat(X, Y), dtype=object)
