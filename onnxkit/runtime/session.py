@@ -31,9 +31,7 @@ class Session:
         self.level = level
         self.optimization_report = None
         if level:
-            from onnxkit.optimizer import optimize
-
-            self.model, self.optimization_report = optimize(self.model, level)
+            self.model, self.optimization_report = _optimized(self.model, level)
         self.trace = trace
         token = using_limits(self.limits)
         try:
@@ -92,6 +90,23 @@ class Session:
     def __repr__(self) -> str:
         return (f"<onnxkit.Session executor={self.executor.name!r} level={self.level} "
                 f"inputs={[i.name for i in self._inputs]} outputs={[o.name for o in self._outputs]}>")
+
+
+def _optimized(model, level: int):
+    """``optimize(model, level)``; a model the optimizer cannot handle is an onnxkit error."""
+    from onnxkit.optimizer import optimize
+
+    try:
+        return optimize(model, level)
+    except OnnxkitError:
+        raise
+    except RecursionError as exc:
+        raise LimitExceededError(f"the model nests too deeply to optimize: {exc}") from exc
+    except Exception as exc:
+        raise GraphError(
+            f"the optimizer (level {level}) could not handle this model: {type(exc).__name__}: "
+            f"{exc}; level=0 runs it unoptimized"
+        ) from exc
 
 
 def run(model: ModelLike, feeds: Mapping[str, Any], output_names: Sequence[str] | None = None,
