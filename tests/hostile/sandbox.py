@@ -145,6 +145,7 @@ class Sandbox:
         self.hard_timeout = hard_timeout
         self.proc: subprocess.Popen | None = None
         self.stderr_file = None
+        self.root: str | None = None
         self.restarts = 0
 
     def __enter__(self) -> "Sandbox":
@@ -157,6 +158,8 @@ class Sandbox:
         env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
                    PYTHONFAULTHANDLER="1")
         self.stderr_file = tempfile.TemporaryFile()
+        self.root = tempfile.mkdtemp(prefix="onnxkit-fuzz-")  # the worker's scratch folders
+        env["ONNXKIT_FUZZ_ROOT"] = self.root
         self.proc = subprocess.Popen([sys.executable, "-m", "tests.hostile.sandbox", "--worker"],
                                      cwd=REPO, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self.stderr_file)
@@ -176,7 +179,11 @@ class Sandbox:
     def close(self) -> None:
         if self.proc is not None:
             if self.proc.poll() is None:
-                self.proc.kill()  # the worker this Sandbox started, by its handle
+                try:  # end of input: the worker removes its folder and exits
+                    self.proc.stdin.close()
+                    self.proc.wait(timeout=10)
+                except (OSError, subprocess.TimeoutExpired):
+                    self.proc.kill()  # the worker this Sandbox started, by its handle
             self.proc.wait()
             for stream in (self.proc.stdin, self.proc.stdout):
                 stream.close()
@@ -184,6 +191,11 @@ class Sandbox:
         if self.stderr_file is not None:
             self.stderr_file.close()
             self.stderr_file = None
+        if self.root is not None:
+            import shutil
+
+            shutil.rmtree(self.root, ignore_errors=True)
+            self.root = None
 
     def run(self, case: Case) -> Outcome:
         if self.proc is None:
@@ -454,7 +466,7 @@ def worker() -> None:
     signal.signal(signal.SIGALRM, _on_timer)
     watch = _Watch()
     sys.addaudithook(watch)
-    root = os.path.realpath(tempfile.mkdtemp(prefix="onnxkit-fuzz-"))
+    root = os.path.realpath(os.environ.get("ONNXKIT_FUZZ_ROOT") or tempfile.mkdtemp(prefix="onnxkit-fuzz-"))
     watch.sandbox_root = root
     _send(proto_out, "ready")
     fd = proto_in.fileno()
@@ -464,6 +476,9 @@ def worker() -> None:
             break
         case, soft_timeout = pickle.loads(_read_exact(fd, struct.unpack("<Q", header)[0], None))
         _send(proto_out, execute(case, soft_timeout, watch, root))
+    import shutil
+
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def replay(path: str) -> None:
