@@ -70,9 +70,6 @@ def test_fuzz_cpu_executor(box, record_property):
     _fuzz("cpu", box, record_property)
 
 
-@pytest.mark.xfail(reason="Session.__init__ does not wrap optimize(): optimizer passes raise raw "
-                          "TypeError/ValueError/IndexError on broken models (reported to the lead)",
-                   strict=False)
 def test_fuzz_through_the_optimizer(box, record_property):
     _fuzz("optimizer", box, record_property)
 

@@ -215,3 +215,18 @@ def test_string_concat_checks_its_broadcast():
     model, feeds = _one_node("StringConcat", [("x", x), ("y", y)], ["z"])
     with pytest.raises(errors.LimitExceededError, match="broadcast result"):
         onnxkit.Session(model, limits=SMALL).run(None, feeds)
+
+
+@pytest.mark.parametrize("attrs, fragment", [
+    ({"ngram_counts": [2**63 - 1, 3], "max_gram_length": 2}, "ngram_counts"),
+    ({"ngram_counts": [-(2**62)], "max_gram_length": 1}, "ngram_counts"),
+    ({"ngram_counts": [0], "max_gram_length": 2**62}, "max_gram_length"),
+])
+def test_tfidf_attributes_that_would_loop_for_ever_are_refused(attrs, fragment):
+    base = dict(mode="TF", min_gram_length=1, max_skip_count=0, ngram_indexes=[0], pool_int64s=[1])
+    model, feeds = _one_node("TfIdfVectorizer", [("x", np.ones((2, 3), np.int64))], ["y"], opset=9,
+                             **base, **attrs)
+    start = time.monotonic()
+    with pytest.raises(errors.AttributeMismatchError, match=fragment):
+        onnxkit.Session(model).run(None, feeds)
+    assert time.monotonic() - start < 5

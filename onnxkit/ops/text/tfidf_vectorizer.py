@@ -34,8 +34,10 @@ def tfidf_vectorizer(X, *, mode, min_gram_length, max_gram_length, max_skip_coun
             f"{describe_node(ctx.node)}: exactly one of pool_int64s and pool_strings must be set")
     if X.ndim not in (1, 2):
         raise InputError(f"{describe_node(ctx.node)}: X must be [C] or [N, C], got {list(X.shape)}")
-    pool = _pool_ngrams(pool_int64s if pool_strings is None else pool_strings, ngram_counts,
-                        min_gram_length, max_gram_length)
+    pool_items = pool_int64s if pool_strings is None else pool_strings
+    _check_counts(ctx.node, ngram_counts, len(pool_items), min_gram_length, max_gram_length,
+                  max_skip_count)
+    pool = _pool_ngrams(pool_items, ngram_counts, min_gram_length, max_gram_length)
     width = max(ngram_indexes) + 1
     if min(ngram_indexes) < 0:
         raise AttributeMismatchError(f"{describe_node(ctx.node)}: ngram_indexes must be >= 0, "
@@ -59,6 +61,20 @@ def tfidf_vectorizer(X, *, mode, min_gram_length, max_gram_length, max_skip_coun
     return counts.reshape(width) if X.ndim == 1 else counts
 
 
+def _check_counts(node, ngram_counts, pool_size: int, min_n: int, max_n: int, max_skip: int) -> None:
+    """The attributes bound every loop below: refuse values that would not (a hostile
+    ngram_counts or max_gram_length could otherwise spin for 2**62 iterations)."""
+    where = describe_node(node)
+    if list(ngram_counts) != sorted(ngram_counts) or any(not 0 <= c <= pool_size for c in ngram_counts):
+        raise AttributeMismatchError(f"{where}: ngram_counts {list(ngram_counts)} must be "
+                                     f"non-decreasing offsets in [0, {pool_size}]")
+    if not 1 <= min_n <= max_n <= max(len(ngram_counts), 1):
+        raise AttributeMismatchError(f"{where}: need 1 <= min_gram_length <= max_gram_length <= "
+                                     f"{len(ngram_counts)}, got {min_n} and {max_n}")
+    if max_skip < 0:
+        raise AttributeMismatchError(f"{where}: max_skip_count must be >= 0, got {max_skip}")
+
+
 def _pool_ngrams(pool: list, ngram_counts: list[int], min_n: int, max_n: int) -> dict:
     """n-gram tuple -> its ordinal in the pool (only sizes min_n..max_n)."""
     found, ordinal = {}, 0
@@ -72,7 +88,7 @@ def _pool_ngrams(pool: list, ngram_counts: list[int], min_n: int, max_n: int) ->
 
 
 def _row_ngrams(items: list, min_n: int, max_n: int, max_skip: int):
-    for skip in range(max_skip + 1):
+    for skip in range(min(max_skip, len(items)) + 1):  # longer skips fit no n-gram of 2+
         step = skip + 1
         for size in range(max(min_n, 1 if skip == 0 else 2), max_n + 1):
             for i in range(len(items) - (size - 1) * step):
