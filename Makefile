@@ -18,6 +18,7 @@ $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e ".[test,course,torch]"
+	$(PY) -m onnxkit.kernels.cpu.warm
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -53,6 +54,9 @@ test-cuda-sim: venv
 	NUMBA_ENABLE_CUDASIM=1 $(PY) -m pytest -n $(JOBS) -p no:cacheprovider -q tests/cuda
 	NUMBA_ENABLE_CUDASIM=1 $(PY) -m pytest -n $(JOBS) -p no:cacheprovider -q --executor cuda \
 		$$($(PY) -m tests.cuda.spec_ids)
+
+warm: venv  ## compile the cpu executor's Numba kernels into .cache/numba
+	$(PY) -m onnxkit.kernels.cpu.warm
 
 clean:
 	rm -rf $(VENV) .cache

@@ -18,20 +18,53 @@ so the two executors always give the same answers.
 | tensor          | Gather, Transpose, Concat                                        |
 | resize          | Resize (nearest / linear, 2-D)                                   |
 
-Every kernel is compiled with ``cache=True`` (``NUMBA_CACHE_DIR``); ``python -m
-onnxkit.kernels.cpu.warm`` compiles them all ahead of a first session.
+Every kernel is compiled with ``cache=True``; ``python -m onnxkit.kernels.cpu.warm``
+compiles them all ahead of a first session. Numba checks only the timestamp of a
+kernel's own file, not of the helpers it inlines, so the cache lives in a directory
+named after a hash of this package's sources: ``$NUMBA_CACHE_DIR/onnxkit-cpu-<hash>``
+(``~/.cache/onnxkit/numba/...`` when NUMBA_CACHE_DIR is unset). Editing any kernel
+file starts a fresh cache instead of reusing stale machine code.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import os
 import pkgutil
 from functools import lru_cache
+from pathlib import Path
 
-from onnxkit.kernels.cpu._threads import configure
 from onnxkit.ops.registry import Registry
 
 CPU = Registry("cpu")
+
+
+def _sources_hash() -> str:
+    digest = hashlib.sha1()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def cache_dir() -> str:
+    """Where the compiled kernels of this version of the sources are cached."""
+    root = os.environ.get("NUMBA_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "onnxkit", "numba")
+    return os.path.join(root, f"onnxkit-cpu-{_sources_hash()}")
+
+
+def _use_cache_dir() -> None:
+    """Point Numba's cache at ``cache_dir()`` before any kernel is decorated."""
+    import numba
+
+    numba.config.CACHE_DIR = cache_dir()
+
+
+_use_cache_dir()
+
+from onnxkit.kernels.cpu._threads import configure  # noqa: E402  (after the cache dir)
 
 
 @lru_cache(maxsize=None)

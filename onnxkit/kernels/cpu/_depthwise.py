@@ -1,22 +1,93 @@
 """Depthwise 2-D convolution (one input channel per group), computed directly.
 
     Y[n, m, oh, ow] = act(B[m] + Z[n, m, oh, ow]
-                          + sum_{i, j} X[n, m // mult, oh*sh + i*dh - pt, ow*sw + j*dw - pl]
-                                       * W[m, 0, i, j])
+                          + sum_{i, j} Xpad[n, m // mult, oh*sh + i*dh, ow*sw + j*dw] * W[m, 0, i, j])
 
 im2col would copy every input value KH*KW times for a product with one row per
-channel; here each output row is accumulated tap by tap over the clamped range of
-``ow`` that reads inside the input (``valid_range``), then the epilogue (bias, residual,
-activation) runs on the row while it is in L1.
+channel. Instead each input plane is copied once, zero-padded and split into its
+stride phases ``Q[a, b][h, w] = Xpad[h*sh + a, w*sw + b]``; then every tap (i, j) reads
+one phase plane at a fixed offset, so it is one long loop over the whole output plane
+laid out with the phase width ``wq``:
+
+    acc[oh*wq + ow] += W[m, 0, i, j] * Q[(i*dh) % sh, (j*dw) % sw][oh*wq + ow + offset(i, j)]
+
+(the columns ow >= OW of ``acc`` are computed and dropped). The padding positions of
+``Q`` are zeroed once per call; each channel only copies its plane in. The epilogue
+(bias, residual, activation) runs on each output plane once it is written.
 https://onnx.ai/onnx/operators/onnx__Conv.html
 """
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from onnxkit.kernels.cpu._im2col import valid_range
-from onnxkit.kernels.cpu._math import FASTMATH, activate
+from onnxkit.kernels.cpu._math import FASTMATH, finish
+
+
+@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+def _phase_planes(plane, q, sh, sw, pt, pl, hq, wq):
+    """q[a, b, h*wq + w] = plane[h*sh + a - pt, w*sw + b - pl] where that is inside.
+
+    Only the positions inside the input are written: the caller zeroes ``q`` once,
+    and the padding positions are the same for every channel.
+    """
+    height, width = plane.shape
+    for a in range(sh):
+        h_lo, h_hi = valid_range(a - pt, sh, height, hq)
+        for b in range(sw):
+            lo, hi = valid_range(b - pl, sw, width, wq)
+            for h in range(h_lo, h_hi):
+                seg = q[a, b, h * wq + lo:h * wq + hi]
+                src = plane[h * sh + a - pt, lo * sw + b - pl:]
+                if sw == 1:
+                    for t in range(hi - lo):
+                        seg[t] = src[t]
+                else:
+                    for t in range(hi - lo):
+                        seg[t] = src[t * sw]
+
+
+@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+def _taps(acc, q, wk, dh, dw, sh, sw, wq, span):
+    """acc = sum over the taps of wk[i, j] * (phase plane of tap (i, j), shifted)."""
+    kh, kw = wk.shape
+    for k in range(span):
+        acc[k] = 0
+    for i in range(kh):
+        a, qi = (i * dh) % sh, (i * dh) // sh
+        for j in range(kw):
+            b, qj = (j * dw) % sw, (j * dw) // sw
+            wv = wk[i, j]
+            base = qi * wq + qj
+            src = q[a, b, base:base + span]
+            for k in range(span):
+                acc[k] += wv * src[k]
+
+
+@njit(inline="always")
+def _view(q, i, j, dh, dw, sh, sw, wq, span):
+    di, dj = i * dh, j * dw
+    base = (di // sh) * wq + dj // sw
+    return q[di % sh, dj % sw, base:base + span]
+
+
+@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+def _taps_3x3(acc, q, wk, dh, dw, sh, sw, wq, span):
+    """The 3x3 case in one pass: nine loads and nine FMAs per output, one store."""
+    s0, s1, s2 = (_view(q, 0, 0, dh, dw, sh, sw, wq, span), _view(q, 0, 1, dh, dw, sh, sw, wq, span),
+                  _view(q, 0, 2, dh, dw, sh, sw, wq, span))
+    s3, s4, s5 = (_view(q, 1, 0, dh, dw, sh, sw, wq, span), _view(q, 1, 1, dh, dw, sh, sw, wq, span),
+                  _view(q, 1, 2, dh, dw, sh, sw, wq, span))
+    s6, s7, s8 = (_view(q, 2, 0, dh, dw, sh, sw, wq, span), _view(q, 2, 1, dh, dw, sh, sw, wq, span),
+                  _view(q, 2, 2, dh, dw, sh, sw, wq, span))
+    w0, w1, w2 = wk[0, 0], wk[0, 1], wk[0, 2]
+    w3, w4, w5 = wk[1, 0], wk[1, 1], wk[1, 2]
+    w6, w7, w8 = wk[2, 0], wk[2, 1], wk[2, 2]
+    for k in range(span):
+        acc[k] = (w0 * s0[k] + w1 * s1[k] + w2 * s2[k] + w3 * s3[k] + w4 * s4[k]
+                  + w5 * s5[k] + w6 * s6[k] + w7 * s7[k] + w8 * s8[k])
 
 
 @njit(cache=True, error_model="numpy", fastmath=FASTMATH)
@@ -26,33 +97,26 @@ def depthwise_conv(x, w, bias, z, y, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1
     out_channels, _, kh, kw = w.shape
     oh_n, ow_n = y.shape[2], y.shape[3]
     mult = out_channels // channels
+    hp = (oh_n - 1) * sh + (kh - 1) * dh + 1  # padded extent the windows read
+    wp = (ow_n - 1) * sw + (kw - 1) * dw + 1
+    hq = (hp + sh - 1) // sh + 1  # one slack row: reads past the last row stay inside
+    wq = (wp + sw - 1) // sw
+    q = np.zeros((sh, sw, hq * wq), x.dtype)
+    span = oh_n * wq
+    acc = np.empty(span, x.dtype)
     for n in range(batch):
-        for m in range(out_channels):
-            c = m // mult
-            b = bias[m]
-            for oh in range(oh_n):
-                row = y[n, m, oh]
-                for ow in range(ow_n):
-                    row[ow] = b
-                for i in range(kh):
-                    ih = oh * sh + i * dh - pt
-                    if ih < 0 or ih >= height:
-                        continue
-                    src = x[n, c, ih]
-                    for j in range(kw):
-                        wv = w[m, 0, i, j]
-                        off = j * dw - pl
-                        lo, hi = valid_range(off, sw, width, ow_n)
-                        if sw == 1:
-                            for ow in range(lo, hi):
-                                row[ow] += wv * src[ow + off]
-                        else:
-                            for ow in range(lo, hi):
-                                row[ow] += wv * src[ow * sw + off]
-                if has_z:
-                    res = z[n, m, oh]
-                    for ow in range(ow_n):
-                        row[ow] = activate(row[ow] + res[ow], code, p0, p1)
+        for c in range(channels):
+            _phase_planes(x[n, c], q, sh, sw, pt, pl, hq, wq)
+            for m in range(c * mult, (c + 1) * mult):
+                out = y[n, m].reshape(oh_n * ow_n)
+                if kh == 3 and kw == 3:
+                    _taps_3x3(acc, q, w[m, 0], dh, dw, sh, sw, wq, span)
                 else:
-                    for ow in range(ow_n):
-                        row[ow] = activate(row[ow], code, p0, p1)
+                    _taps(acc, q, w[m, 0], dh, dw, sh, sw, wq, span)
+                for oh in range(oh_n):
+                    row = out[oh * ow_n:(oh + 1) * ow_n]
+                    seg = acc[oh * wq:oh * wq + ow_n]
+                    for t in range(ow_n):
+                        row[t] = seg[t]
+                res = z[n, m].reshape(oh_n * ow_n) if has_z else z[0, 0, 0]
+                finish(out, bias[m], out, res, 1 if has_z else 0, code, p0, p1)

@@ -14,44 +14,31 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from onnxkit.kernels.cpu._math import FASTMATH, NONE, activate, activation_code
+from onnxkit.kernels.cpu._math import FASTMATH, NONE, activation_code, finish
 from onnxkit.ops.fused._common import activate as reference_activate
 
-_NO_MATRIX = np.zeros((1, 1), dtype=np.float32)
+_NO_MATRIX = {t: np.zeros((1, 1), t) for t in (np.float32, np.float64)}
+_NO_VECTOR = {t: np.zeros(1, t) for t in (np.float32, np.float64)}
 
 
 @njit(cache=True, error_model="numpy", fastmath=FASTMATH)
 def finish_rows(y, bias, z, has_z, code, p0, p1):
     """y[r, :] = act(y[r, :] + bias[r % len(bias)] + z[r, :])  (z optional)."""
-    rows, cols = y.shape
     m = len(bias)
-    for r in range(rows):
-        b = bias[r % m]
-        if has_z:
-            for i in range(cols):
-                y[r, i] = activate(y[r, i] + b + z[r, i], code, p0, p1)
-        else:
-            for i in range(cols):
-                y[r, i] = activate(y[r, i] + b, code, p0, p1)
+    for r in range(y.shape[0]):
+        finish(y[r], bias[r % m], bias, z[r if has_z else 0], 1 if has_z else 0, code, p0, p1)
 
 
 @njit(cache=True, error_model="numpy", fastmath=FASTMATH)
 def finish_cols(y, bias, z, has_bias, has_z, code, p0, p1):
     """y[r, i] = act(y[r, i] + bias[i] + z[r, i])  (bias, z optional)."""
-    rows, cols = y.shape
-    for r in range(rows):
-        if has_bias and has_z:
-            for i in range(cols):
-                y[r, i] = activate(y[r, i] + bias[i] + z[r, i], code, p0, p1)
-        elif has_bias:
-            for i in range(cols):
-                y[r, i] = activate(y[r, i] + bias[i], code, p0, p1)
-        elif has_z:
-            for i in range(cols):
-                y[r, i] = activate(y[r, i] + z[r, i], code, p0, p1)
+    zero = np.zeros(1, y.dtype)[0]
+    for r in range(y.shape[0]):
+        zr = z[r if has_z else 0]
+        if has_bias:
+            finish(y[r], zero, bias, zr, 3 if has_z else 2, code, p0, p1)
         else:
-            for i in range(cols):
-                y[r, i] = activate(y[r, i], code, p0, p1)
+            finish(y[r], zero, bias, zr, 1 if has_z else 0, code, p0, p1)
 
 
 def _params(y, p0, p1):
@@ -68,7 +55,7 @@ def epilogue_rows(y2d, bias, z2d, activation="", params=None):
     act, p0, p1 = code if code is not None else (NONE, 0.0, 0.0)
     if bias is not None or z2d is not None or act != NONE:
         b = np.zeros(1, y2d.dtype) if bias is None else bias
-        z = _NO_MATRIX.astype(y2d.dtype) if z2d is None else z2d
+        z = _NO_MATRIX[y2d.dtype.type] if z2d is None else z2d
         p0, p1 = _params(y2d, p0, p1)
         finish_rows(y2d, b, z, z2d is not None, act, p0, p1)
     if code is None:
@@ -81,8 +68,8 @@ def epilogue_cols(y2d, bias, z2d, activation="", params=None):
     code = activation_code(activation, params)
     act, p0, p1 = code if code is not None else (NONE, 0.0, 0.0)
     if bias is not None or z2d is not None or act != NONE:
-        b = np.zeros(1, y2d.dtype) if bias is None else bias
-        z = _NO_MATRIX.astype(y2d.dtype) if z2d is None else z2d
+        b = _NO_VECTOR[y2d.dtype.type] if bias is None else bias
+        z = _NO_MATRIX[y2d.dtype.type] if z2d is None else z2d
         p0, p1 = _params(y2d, p0, p1)
         finish_cols(y2d, b, z, bias is not None, z2d is not None, act, p0, p1)
     if code is None:

@@ -35,7 +35,7 @@ INV_SQRT2 = np.float32(1.0 / math.sqrt(2.0))
 F0, F1, F4, F6, HALF = np.float32(0), np.float32(1), np.float32(4), np.float32(6), np.float32(0.5)
 
 
-@njit(inline="always", fastmath=FASTMATH)
+@njit(fastmath=FASTMATH, error_model="numpy")
 def erf(x):
     """erf(x) in the precision of x (NaN stays NaN)."""
     c = x
@@ -49,7 +49,7 @@ def erf(x):
     return c * p / q
 
 
-@njit(inline="always", fastmath=FASTMATH)
+@njit(fastmath=FASTMATH, error_model="numpy")
 def activate(v, code, p0, p1):
     """One value through the activation ``code`` (see the module docstring)."""
     if code == RELU:
@@ -75,7 +75,45 @@ def activate(v, code, p0, p1):
     return v
 
 
-_FLT_MAX = float(np.finfo(np.float32).max)
+@njit(inline="always", fastmath=FASTMATH, error_model="numpy")
+def _finish(dst, b, vec, z, mode, code, p0, p1):
+    n = dst.size
+    if mode == 0:
+        for i in range(n):
+            dst[i] = activate(dst[i] + b, code, p0, p1)
+    elif mode == 1:
+        for i in range(n):
+            dst[i] = activate(dst[i] + b + z[i], code, p0, p1)
+    elif mode == 2:
+        for i in range(n):
+            dst[i] = activate(dst[i] + vec[i], code, p0, p1)
+    else:
+        for i in range(n):
+            dst[i] = activate(dst[i] + vec[i] + z[i], code, p0, p1)
+
+
+@njit(inline="always", fastmath=FASTMATH, error_model="numpy")
+def finish(dst, b, vec, z, mode, code, p0, p1):
+    """In place: dst[i] = activate(dst[i] + added[i]), the epilogue of one row.
+
+    mode 0: added = b;  1: b + z[i];  2: vec[i];  3: vec[i] + z[i]
+    Each branch passes ``code`` as a constant, so every loop compiles (and vectorizes)
+    for one activation instead of testing the code per element.
+    """
+    if code == RELU:
+        _finish(dst, b, vec, z, mode, RELU, p0, p1)
+    elif code == CLIP:
+        _finish(dst, b, vec, z, mode, CLIP, p0, p1)
+    elif code == LEAKY_RELU:
+        _finish(dst, b, vec, z, mode, LEAKY_RELU, p0, p1)
+    elif code == HARD_SIGMOID:
+        _finish(dst, b, vec, z, mode, HARD_SIGMOID, p0, p1)
+    elif code == HARD_SWISH:
+        _finish(dst, b, vec, z, mode, HARD_SWISH, p0, p1)
+    elif code == GELU:
+        _finish(dst, b, vec, z, mode, GELU, p0, p1)
+    else:
+        _finish(dst, b, vec, z, mode, NONE, p0, p1)
 
 
 def activation_code(activation: str, params) -> tuple[int, float, float] | None:

@@ -1,0 +1,53 @@
+"""Gather and Concat on the ``cpu`` executor: numpy's copies into reused buffers.
+
+    Gather:  out = take(data, indices (negatives wrapped), axis)
+    Concat:  out = concatenate(inputs, axis)
+
+Both are pure data movement that numpy already does at memory speed; what the
+executor adds is the output buffer from the session's pool (no page faults on every
+run). Transpose has no kernel here: the reference returns a view, which costs nothing.
+https://onnx.ai/onnx/operators/onnx__Gather.html  https://onnx.ai/onnx/operators/onnx__Concat.html
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onnxkit.kernels.cpu import CPU
+from onnxkit.kernels.cpu._buffers import empty
+from onnxkit.ops.registry import op
+from onnxkit.ops.tensor import concat as ref_concat
+from onnxkit.ops.tensor import gather as ref_gather
+from onnxkit.ops.tensor._util import normalize_axis
+from onnxkit.runtime.limits import check_allocation
+
+_PLAIN = "biuf"  # numeric dtypes numpy copies natively
+
+
+@op("Gather", 1, 11, 13, registry=CPU)
+def gather(data, indices, *, axis=0):
+    if data.dtype.kind not in _PLAIN or indices.dtype.kind not in "iu" or data.ndim == 0:
+        return ref_gather.gather(data, indices, axis=axis)
+    axis = normalize_axis(axis, data.ndim)
+    shape = data.shape[:axis] + indices.shape + data.shape[axis + 1:]
+    check_allocation(shape, data.dtype, "Gather output")
+    idx = ref_gather.checked_indices(indices, data.shape[axis])
+    out = empty(shape, data.dtype)
+    np.take(data, idx, axis=axis, out=out)
+    return out
+
+
+@op("Concat", 4, 11, 13, registry=CPU)
+def concat(*inputs, axis):
+    if (not inputs or any(t.dtype != inputs[0].dtype or t.ndim != inputs[0].ndim for t in inputs)
+            or inputs[0].dtype.kind not in _PLAIN or inputs[0].ndim == 0):
+        return ref_concat.concat(*inputs, axis=axis)
+    rank = inputs[0].ndim
+    axis = normalize_axis(axis, rank)
+    base = inputs[0].shape
+    if any(t.shape[:axis] != base[:axis] or t.shape[axis + 1:] != base[axis + 1:] for t in inputs):
+        return ref_concat.concat(*inputs, axis=axis)
+    shape = base[:axis] + (sum(t.shape[axis] for t in inputs),) + base[axis + 1:]
+    out = empty(shape, inputs[0].dtype)
+    np.concatenate(inputs, axis=axis, out=out)
+    return out

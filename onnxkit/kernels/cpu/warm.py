@@ -1,0 +1,108 @@
+"""Compile every ``cpu`` kernel once, so that sessions start from Numba's cache.
+
+    python -m onnxkit.kernels.cpu.warm          # (make warm) ~30-60 s the first time
+
+Numba compiles a kernel for each combination of argument types on its first call
+(0.3-3 s each) and, with ``cache=True``, writes the machine code under
+``NUMBA_CACHE_DIR`` (the Makefile points it at ``.cache/numba``); later processes load
+it in milliseconds. This module calls each kernel on small float32 and float64 inputs
+along each of its code paths (the same argument types real models produce).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+
+class _Ctx:
+    """Just enough of a KernelContext for MaxPool (one output wanted)."""
+
+    n_outputs = 1
+
+    class node:  # noqa: N801 - mimics NodeProto's attribute
+        output = ["Y"]
+
+
+def _calls(dtype):
+    """(what, thunk) pairs covering the kernels' code paths for one float dtype."""
+    from onnxkit.kernels.cpu import (activations, attention, batch_norm, binary, conv, gemm,
+                                     layer_norm, matmul, pool, reduce_mean, resize, softmax)
+
+    rng = np.random.default_rng(0)
+
+    def r(*shape):
+        return rng.standard_normal(shape).astype(dtype)
+
+    x, x1 = r(1, 4, 9, 9), r(1, 4, 12)
+    calls = [
+        ("conv im2col", lambda: conv.conv(x, r(6, 4, 3, 3), r(6), pads=[1, 1, 1, 1])),
+        ("conv stride 2", lambda: conv.conv(x, r(6, 4, 3, 3), pads=[1, 1, 1, 1], strides=[2, 2])),
+        ("conv 1x1", lambda: conv.fused_conv(x, r(6, 4, 1, 1), r(6), r(1, 6, 9, 9),
+                                             activation="Relu")),
+        ("conv 1-D", lambda: conv.conv(x1, r(5, 4, 3), pads=[1, 1])),
+        ("depthwise", lambda: conv.fused_conv(x, r(4, 1, 3, 3), r(4), activation="Clip", group=4,
+                                              activation_params=[0.0, 6.0])),
+        ("depthwise + Z", lambda: conv.fused_conv(x, r(4, 1, 3, 3), r(4), r(1, 4, 9, 9), group=4,
+                                                  pads=[1, 1, 1, 1])),
+        ("gemm", lambda: gemm.fused_gemm(r(3, 5), r(4, 5), r(4), transB=1, activation="Relu")),
+        ("gemm C matrix", lambda: gemm.gemm(r(3, 5), r(5, 4), r(3, 4))),
+        ("matmul", lambda: matmul.fused_matmul(r(2, 3, 5), r(5, 4), r(4), activation="Gelu")),
+        ("matmul batched", lambda: matmul.matmul(r(2, 3, 5), r(2, 5, 4))),
+        ("max pool", lambda: pool.max_pool(x, kernel_shape=[3, 3], pads=[1, 1, 1, 1], ctx=_Ctx)),
+        ("max pool s2", lambda: pool.max_pool(x, kernel_shape=[3, 3], strides=[2, 2], ctx=_Ctx)),
+        ("average pool", lambda: pool.average_pool(x, kernel_shape=[2, 2])),
+        ("average pool s2", lambda: pool.average_pool(x, kernel_shape=[2, 2], strides=[2, 2])),
+        ("batch norm", lambda: batch_norm.batch_normalization(x, r(4), r(4), r(4),
+                                                              np.abs(r(4)))),
+        ("relu", lambda: activations.relu(x)),
+        ("clip", lambda: activations.clip(x, np.array(0, dtype), np.array(6, dtype))),
+        ("leaky relu", lambda: activations.leaky_relu(x)),
+        ("add", lambda: binary.add(x, r(4, 1, 1))),
+        ("softmax", lambda: softmax.softmax(x)),
+        ("reduce mean", lambda: reduce_mean.reduce_mean_v1(x, axes=[2, 3], keepdims=0)),
+        ("global avg pool", lambda: reduce_mean.global_average_pool(x)),
+        ("resize linear", lambda: resize.resize(x, None, np.array([1, 1, 2, 2], np.float32),
+                                                mode="linear")),
+        ("attention", lambda: attention.attention(r(1, 6, 8), r(1, 6, 8), r(1, 6, 8),
+                                                  r(1, 1, 1, 6), q_num_heads=2,
+                                                  kv_num_heads=2)),
+    ]
+    if dtype == np.float32:
+        calls += [
+            ("gelu", lambda: activations.gelu(x)),
+            ("erf", lambda: activations.erf(x)),
+            ("hard swish", lambda: activations.hard_swish(x)),
+            ("layer norm", lambda: layer_norm.layer_normalization(r(2, 3, 8), r(8), r(8))),
+            ("skip layer norm", lambda: layer_norm.skip_layer_normalization(
+                r(2, 3, 8), r(2, 3, 8), r(8), r(8))),
+        ]
+    return calls
+
+
+def warm(verbose: bool = True) -> float:
+    """Compile (or load from the cache) every kernel; returns the seconds it took."""
+    from onnxkit.kernels.cpu import load_cpu_kernels
+
+    start = time.perf_counter()
+    load_cpu_kernels()
+    for dtype in (np.float32, np.float64):
+        for what, thunk in _calls(dtype):
+            t = time.perf_counter()
+            thunk()
+            if verbose:
+                print(f"  {np.dtype(dtype).name:8s} {what:18s} {time.perf_counter() - t:6.2f} s",
+                      flush=True)
+    return time.perf_counter() - start
+
+
+def main() -> int:
+    seconds = warm()
+    print(f"cpu kernels ready in {seconds:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

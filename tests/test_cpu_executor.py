@@ -1,0 +1,295 @@
+"""The ``cpu`` executor gives the reference executor's answers, with its own kernels.
+
+The op table of ``tests/cuda/cases.py`` (one node per case, executor-agnostic) runs on
+both executors; ``CPU_CASES`` below adds the configurations the cpu kernels take
+special paths for (stride phases, depthwise planes, the fused epilogues, NaN in
+windows). Tolerances are tight: the kernels compute the same formulas in the same
+precision, only the summation order differs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+import onnxkit
+from onnxkit.kernels.cpu import CPU, load_cpu_kernels
+from onnxkit.kernels.cpu._buffers import BufferPool, empty, release, using_pool
+from onnxkit.runtime.profile import Profiler
+from tests.cuda.cases import CASES, C, Init, f32
+
+load_cpu_kernels()
+
+_NAN_IMAGE = f32(1, 2, 7, 7)
+_NAN_IMAGE[0, 0, 3, 3] = np.nan
+_NAN_IMAGE[0, 1, 0, 0] = np.nan
+
+CPU_CASES = [
+    C("conv_stride2_pad3", "Conv", f32(1, 3, 15, 14), Init(f32(4, 3, 7, 7)), Init(f32(4)),
+      strides=[2, 2], pads=[3, 3, 3, 3]),
+    C("conv_stride3_asym", "Conv", f32(2, 2, 9, 11), Init(f32(3, 2, 3, 2)), strides=[3, 2],
+      pads=[0, 2, 1, 0], dilations=[2, 1]),
+    C("conv_pointwise", "Conv", f32(2, 6, 5, 4), Init(f32(8, 6, 1, 1)), Init(f32(8))),
+    C("conv_pointwise_groups", "Conv", f32(1, 6, 5, 4), Init(f32(9, 2, 1, 1)), group=3),
+    C("conv_f64", "Conv", np.random.default_rng(3).standard_normal((1, 2, 6, 6)),
+      Init(np.random.default_rng(4).standard_normal((3, 2, 3, 3))), pads=[1, 1, 1, 1]),
+    C("depthwise_stride2", "Conv", f32(1, 4, 11, 10), Init(f32(4, 1, 3, 3)), Init(f32(4)),
+      group=4, strides=[2, 2], pads=[1, 1, 1, 1]),
+    C("depthwise_multiplier_5x5", "Conv", f32(2, 3, 9, 9), Init(f32(6, 1, 5, 5)), group=3,
+      pads=[2, 1, 2, 1], dilations=[1, 2]),
+    C("depthwise_1d", "Conv", f32(1, 4, 12), Init(f32(4, 1, 3)), group=4, pads=[1, 1]),
+    C("fused_depthwise_clip_z", "FusedConv", f32(1, 4, 6, 6), Init(f32(4, 1, 3, 3)),
+      Init(f32(4)), f32(1, 4, 6, 6), domain="onnxkit", group=4, pads=[1, 1, 1, 1],
+      activation="Clip", activation_params=[-0.5, 0.5]),
+    C("fused_conv_hardswish", "FusedConv", f32(1, 2, 5, 5), Init(f32(3, 2, 3, 3)), Init(f32(3)),
+      domain="onnxkit", pads=[1, 1, 1, 1], activation="HardSwish"),
+    C("fused_conv_sigmoid_reference_act", "FusedConv", f32(1, 2, 5, 5), Init(f32(3, 2, 1, 1)),
+      domain="onnxkit", activation="Sigmoid"),
+    C("fused_gemm_c_matrix_gelu", "FusedGemm", f32(4, 6), Init(f32(6, 5)), f32(4, 5),
+      domain="onnxkit", beta=0.5, activation="Gelu"),
+    C("gemm_c_scalar", "Gemm", f32(3, 4), f32(4, 2), Init(np.array([1.5], np.float32)), beta=2.0),
+    C("fused_matmul_batched_bias_row", "FusedMatMul", f32(2, 3, 5), f32(2, 5, 4),
+      Init(f32(1, 4)), domain="onnxkit", activation="Relu"),
+    C("maxpool_nan", "MaxPool", _NAN_IMAGE, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+    C("maxpool_stride3_dilated", "MaxPool", f32(1, 2, 11, 10), kernel_shape=[2, 3],
+      strides=[3, 3], dilations=[2, 1], ceil_mode=1),
+    C("avgpool_stride2_nan", "AveragePool", _NAN_IMAGE, kernel_shape=[2, 2], strides=[2, 2]),
+    C("batchnorm_v7_inference", "BatchNormalization", f32(2, 3, 4), Init(f32(3)), Init(f32(3)),
+      Init(f32(3)), Init(f32(3, low=0.1, high=2)), opset=7),
+    C("layer_norm_axis0", "LayerNormalization", f32(3, 4), Init(f32(3, 4)), Init(f32(3, 4)),
+      axis=0, outputs=3),
+    C("softmax_inf_rows", "Softmax", np.array([[1.0, -np.inf, 2.0], [-np.inf, -np.inf, -np.inf]],
+                                              np.float32)),
+    C("softmax_v1_coerced", "Softmax", f32(2, 3, 4), opset=11, axis=1),
+    C("attention_onnxkit_mask", "Attention", f32(1, 5, 8), f32(1, 6, 8), f32(1, 6, 8),
+      np.where(np.arange(6) < 4, 0.0, -1e4).astype(np.float32).reshape(1, 1, 1, 6),
+      domain="onnxkit", q_num_heads=2, kv_num_heads=2, scale=0.3),
+    C("attention_onnxkit_causal_4d", "Attention", f32(2, 2, 4, 3), f32(2, 2, 4, 3),
+      f32(2, 2, 4, 5), domain="onnxkit", is_causal=1),
+    C("resize_linear_half_pixel", "Resize", f32(1, 2, 4, 5), None,
+      Init(np.array([1, 1, 1.5, 0.6], np.float32)), mode="linear"),
+    C("resize_nearest_sizes", "Resize", f32(2, 1, 3, 3), None, None,
+      Init(np.array([2, 1, 7, 4], np.int64)), mode="nearest", nearest_mode="floor",
+      coordinate_transformation_mode="asymmetric"),
+    C("resize_cubic_antialias", "Resize", f32(1, 1, 8, 8), None,
+      Init(np.array([1, 1, 0.5, 0.5], np.float32)), mode="cubic", antialias=1),
+    C("reduce_mean_spatial", "ReduceMean", f32(2, 3, 4, 5), opset=13, axes=[2, 3], keepdims=0),
+    C("reduce_mean_last_input_axes", "ReduceMean", f32(3, 7), Init(np.array([-1], np.int64))),
+    C("gelu_v20_f32_wide", "Gelu", np.linspace(-6, 6, 97, dtype=np.float32), opset=20),
+    C("erf_edges", "Erf", np.array([0, -0.0, 1e-4, 3.9, 4.1, -7, np.nan], np.float32)),
+    C("sum_four", "Sum", f32(2, 3), f32(2, 3), f32(3), f32(2, 3)),
+]
+
+ALL = CASES + CPU_CASES
+
+
+def _run(case, executor):
+    sess = onnxkit.Session(case.model(), executor=executor)
+    return sess, sess.run(None, case.feeds())
+
+
+@pytest.mark.parametrize("case", ALL, ids=[c.name for c in ALL])
+def test_cpu_matches_reference(case):
+    _, expected = _run(case, "reference")
+    _, actual = _run(case, "cpu")
+    assert len(actual) == len(expected)
+    for want, got in zip(expected, actual):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=max(case.rtol, 2e-6), atol=max(case.atol, 1e-6))
+
+
+# case -> the reference fallback its cpu kernel must NOT call (module, attribute)
+FAST = {
+    "conv_pad": ("conv", "reference_conv"), "conv_depthwise": ("conv", "reference_conv"),
+    "conv_1d": ("conv", "reference_conv"), "conv_f64": ("conv", "reference_conv"),
+    "depthwise_stride2": ("conv", "reference_conv"),
+    "depthwise_multiplier_5x5": ("conv", "reference_conv"),
+    "fused_conv_z_leaky": ("conv", "reference_fused_conv"),
+    "fused_depthwise_clip_z": ("conv", "reference_fused_conv"),
+    "gemm_trans": ("gemm", "reference_gemm"), "gemm_c_column": ("gemm", "reference_gemm"),
+    "fused_gemm_relu": ("gemm", "reference_fused_gemm"),
+    "fused_matmul_gelu": ("matmul", "reference_fused_matmul"),
+    "matmul_batch_broadcast": ("matmul", "reference_matmul"),
+    "maxpool_nan": ("pool", "reference_max_pool"), "maxpool_1d": ("pool", "reference_max_pool"),
+    "avgpool_include_pad": ("pool", "reference_average_pool"),
+    "batchnorm": ("batch_norm", "reference_batch_normalization"),
+    "batchnorm_v7_inference": ("batch_norm", "reference_legacy"),
+    "softmax_long_row": ("softmax", "ref_softmax"), "softmax_v11": ("softmax", "ref_softmax"),
+    "layer_norm_stats": ("layer_norm", "ref_layer_norm"), "skip_layer_norm": ("layer_norm", "ref_fused"),
+    "attention_onnxkit_mask": ("attention", "reference_attention"),
+    "attention_onnxkit_causal_4d": ("attention", "reference_attention"),
+    "resize_linear_half_pixel": ("resize", "ref_resize"),
+    "resize_cubic_antialias": ("resize", "ref_resize"),
+    "reduce_mean_spatial": ("reduce_mean", "ref_reduce_mean"),
+    "global_avgpool": ("reduce_mean", "ref_global_pool"),
+    "relu": ("activations", "ref_relu"), "clip": ("activations", "ref_clip"),
+    "gelu": ("activations", "ref_gelu"), "erf": ("activations", "ref_unary"),
+    "add_broadcast": ("binary", "ref_binary"), "sum3": ("binary", "ref_variadic"),
+    "concat": ("tensor", "ref_concat"), "gather_axis1_fed": ("tensor", "ref_gather"),
+}
+
+
+class _Forbidden:
+    def __getattr__(self, name):
+        if name == "checked_indices":  # a helper, not the fallback kernel
+            from onnxkit.ops.tensor.gather import checked_indices
+            return checked_indices
+        raise AssertionError(f"the cpu kernel fell back to the reference ({name})")
+
+    def __call__(self, *args, **kwargs):
+        raise AssertionError("the cpu kernel fell back to the reference kernel")
+
+
+@pytest.mark.parametrize("name", sorted(FAST))
+def test_the_fast_path_serves_these_cases(name, monkeypatch):
+    import importlib
+
+    module, attribute = FAST[name]
+    monkeypatch.setattr(importlib.import_module(f"onnxkit.kernels.cpu.{module}"), attribute,
+                        _Forbidden())
+    case = next(c for c in ALL if c.name == name)
+    sess = onnxkit.Session(case.model(), executor="cpu")
+    assert sess.plan.steps[0].kernel.registry == "cpu"
+    sess.run(None, case.feeds())
+
+
+# --- hand-checked values ---------------------------------------------------------------
+
+def _single(op_type, inputs, attrs=None, outputs=1, opset=18, domain=""):
+    names = [f"x{i}" for i in range(len(inputs))]
+    node = helper.make_node(op_type, names, [f"y{i}" for i in range(outputs)], domain=domain,
+                            **(attrs or {}))
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info(
+        n, helper.np_dtype_to_tensor_dtype(v.dtype), list(v.shape)) for n, v in zip(names, inputs)],
+        [helper.make_empty_tensor_value_info(f"y{i}") for i in range(outputs)])
+    opsets = [helper.make_opsetid("", opset)] + ([helper.make_opsetid(domain, 1)] if domain else [])
+    model = helper.make_model(graph, opset_imports=opsets, ir_version=10)
+    return onnxkit.run(model, dict(zip(names, inputs)), executor="cpu")
+
+
+def test_conv_ones_kernel_counts_the_window():
+    x = np.ones((1, 1, 3, 3), np.float32)
+    w = np.ones((1, 1, 3, 3), np.float32)
+    (y,) = _single("Conv", [x, w], {"pads": [1, 1, 1, 1]})
+    np.testing.assert_array_equal(y[0, 0], [[4, 6, 4], [6, 9, 6], [4, 6, 4]])
+
+
+def test_depthwise_stride2_hand_values():
+    x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    w = np.array([[[[0, 0, 0], [0, 1, 0], [0, 0, 1]]]], np.float32)  # centre + bottom-right
+    (y,) = _single("Conv", [x, w], {"pads": [1, 1, 1, 1], "strides": [2, 2], "group": 1})
+    # centre x[2i, 2j] plus x[2i+1, 2j+1]
+    np.testing.assert_array_equal(y[0, 0], [[0 + 5, 2 + 7], [8 + 13, 10 + 15]])
+
+
+def test_maxpool_padding_never_wins_and_nan_propagates():
+    x = np.array([[[[-5, -6], [-7, np.nan]]]], np.float32)
+    (y,) = _single("MaxPool", [x], {"kernel_shape": [2, 2], "pads": [1, 1, 0, 0]})
+    np.testing.assert_array_equal(y[0, 0, 0], [-5, -5])
+    assert y[0, 0, 1, 0] == -5 and np.isnan(y[0, 0, 1, 1])
+
+
+def test_average_pool_counts_without_the_pads():
+    x = np.array([[[[1, 2], [3, 4]]]], np.float32)
+    (y,) = _single("AveragePool", [x], {"kernel_shape": [2, 2], "pads": [1, 1, 0, 0]})
+    np.testing.assert_allclose(y[0, 0], [[1, 1.5], [2, 2.5]])
+
+
+def test_layer_norm_of_one_to_four():
+    x = np.array([[1, 2, 3, 4]], np.float32)
+    y, mean, inv = _single("LayerNormalization", [x, np.ones(4, np.float32), np.zeros(4, np.float32)],
+                           {"epsilon": 0.0}, outputs=3)
+    std = np.sqrt(1.25)
+    np.testing.assert_allclose(y, [[-1.5 / std, -0.5 / std, 0.5 / std, 1.5 / std]], rtol=1e-6)
+    np.testing.assert_allclose(mean, [[2.5]]) and np.testing.assert_allclose(inv, [[1 / std]], rtol=1e-6)
+
+
+def test_fused_gemm_relu_hand_values():
+    a = np.array([[1, -2]], np.float32)
+    b = np.array([[3, 1], [1, 2]], np.float32)
+    (y,) = _single("FusedGemm", [a, b, np.array([0.5, 0.5], np.float32)],
+                   {"activation": "Relu"}, domain="onnxkit")
+    np.testing.assert_array_equal(y, [[1.5, 0]])  # [1 - 2 + .5, 1 - 4 + .5] -> relu
+
+
+def test_erf_approximation_is_float32_accurate():
+    from scipy.special import erf
+
+    x = np.linspace(-5, 5, 20001, dtype=np.float32)
+    (y,) = _single("Erf", [x])
+    assert np.max(np.abs(y - erf(x.astype(np.float64)))) < 5e-7
+
+
+# --- buffers and the profiler ----------------------------------------------------------
+
+def test_pool_reuses_a_buffer_once_nothing_holds_it():
+    pool = BufferPool()
+    token = using_pool(pool)
+    try:
+        a = empty((64, 64), np.float32)
+        address = a.ctypes.data
+        b = empty((64, 64), np.float32)
+        assert b.ctypes.data != address  # a is alive
+        view = a.reshape(-1)[:10]
+        del a
+        c = empty((64, 64), np.float32)
+        assert c.ctypes.data not in (address, b.ctypes.data)  # a view keeps a's buffer busy
+        del view
+        d = empty((64, 64), np.float32)
+        assert d.ctypes.data == address
+    finally:
+        release(token)
+    assert empty((64, 64), np.float32).base is None  # no pool outside a run
+
+
+def test_a_session_reuses_its_buffers_from_run_to_run():
+    case = next(c for c in CPU_CASES if c.name == "conv_stride2_pad3")
+    sess = onnxkit.Session(case.model(), executor="cpu")
+    first = sess.run(None, case.feeds())[0].copy()
+    new_after_first = sess.executor.pool.new_buffers
+    for _ in range(3):
+        again = sess.run(None, case.feeds())[0]
+    np.testing.assert_array_equal(again, first)
+    assert sess.executor.pool.new_buffers <= new_after_first + 1  # the held output at most
+
+
+def test_outputs_kept_by_the_caller_are_never_overwritten():
+    case = next(c for c in CPU_CASES if c.name == "conv_pointwise")
+    sess = onnxkit.Session(case.model(), executor="cpu")
+    feeds = case.feeds()
+    first = sess.run(None, feeds)[0]
+    saved = first.copy()
+    other = {k: v + 1 for k, v in feeds.items()}
+    sess.run(None, other)
+    np.testing.assert_array_equal(first, saved)
+
+
+def test_profiler_aggregates_by_node_and_op_and_names_the_registry():
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 6, 6])
+    w = onnx.numpy_helper.from_array(f32(3, 2, 3, 3), "w")
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"], name="relu"),
+             helper.make_node("Softsign", ["r"], ["y"], name="soft")]
+    graph = helper.make_graph(nodes, "g", [x], [helper.make_empty_tensor_value_info("y")], [w])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=10)
+    sess = onnxkit.Session(model, executor="cpu")
+    prof = Profiler(sess)
+    for _ in range(3):
+        sess.run(None, {"x": f32(1, 2, 6, 6)}, trace=prof)
+    ops = {r["key"]: r for r in prof.rows("op")}
+    assert ops["Conv"]["calls"] == 3 and ops["Conv"]["kernel"] == "cpu:ai.onnx::Conv-11"
+    assert ops["Softsign"]["kernel"].startswith("reference:")
+    assert abs(sum(r["share"] for r in prof.rows("node")) - 1) < 1e-9
+    table = prof.table(by="node", top=2)
+    assert table.count("\n") == 4 and "**total**" in table and "1x2x6x6" in table
+
+
+def test_every_cpu_kernel_names_a_reference_version():
+    from onnxkit.ops import load_reference_kernels
+
+    reference = load_reference_kernels()
+    for kernel in CPU:
+        assert reference.get(kernel.domain, kernel.op_type, kernel.since_version) is not None, \
+            kernel.qualified_name
