@@ -56,7 +56,10 @@ def main(args) -> int:
     dims = {k: int(v) for k, v in _pairs(args.dim, "--dim").items()}
     feeds = random_feeds(sess.model, args.seed, dims)
     for name, file in _pairs(args.input, "--input").items():
-        feeds[name] = np.load(file, allow_pickle=False)
+        try:
+            feeds[name] = np.load(file, allow_pickle=False)
+        except (OSError, ValueError) as exc:  # missing file, not .npy, or a pickle we refuse
+            raise InputError(f"--input {name}={file}: cannot read it as a .npy array ({exc})") from exc
     start = time.perf_counter()
     outputs = sess.run(None, feeds)
     ran = time.perf_counter() - start

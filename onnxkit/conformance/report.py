@@ -8,6 +8,7 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 
 from onnxkit.conformance.runner import CaseResult
+from onnxkit.html import markdown_cell
 
 STATUSES = ("pass", "fail", "error", "skip")
 
@@ -39,18 +40,18 @@ class Report:
     def to_markdown(self) -> str:
         c = self.counts()
         run = c["pass"] + c["fail"] + c["error"]
-        lines = [f"# Conformance of `{self.backend}` (onnx {self.onnx_version})", "",
+        lines = [f"# Conformance of {markdown_cell(self.backend)} (onnx {self.onnx_version})", "",
                  f"**{c['pass']} / {run} passed** ({100 * c['pass'] / max(run, 1):.1f} %), "
                  f"{c['fail']} wrong answers, {c['error']} errors, {c['skip']} skipped.", "",
                  "## Per operator", "", "| operator | pass | fail | error | skip |", "|---|---|---|---|---|"]
         for op_type, n in self.by_operator().items():
-            lines.append(f"| {op_type} | {n['pass']} | {n['fail']} | {n['error']} | {n['skip']} |")
+            lines.append(f"| {markdown_cell(op_type)} | {n['pass']} | {n['fail']} | {n['error']} | {n['skip']} |")
         bad = [r for r in self.results if r.status in ("fail", "error")]
         if bad:
             lines += ["", "## Cases not passing", "", "| case | status | reason |", "|---|---|---|"]
             for r in bad:
-                reason = r.message.splitlines()[0][:200].replace("|", "\\|") if r.message else ""
-                lines.append(f"| {r.name} | {r.status} | {reason} |")
+                reason = r.message.splitlines()[0][:200] if r.message else ""
+                lines.append(f"| {markdown_cell(r.name)} | {r.status} | {markdown_cell(reason)} |")
         return "\n".join(lines) + "\n"
 
     def plot(self, path: str, top: int = 40) -> None:

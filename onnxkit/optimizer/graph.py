@@ -22,6 +22,7 @@ from onnx import GraphProto, ModelProto, NodeProto, TensorProto, TypeProto, help
 
 from onnxkit.ops.registry import normalize_domain
 from onnxkit.optimizer.nodes import constant_node_value, copy_node, make_node, node_reads, rename_reads
+from onnxkit.shape_inference import infer_shapes
 
 #: initializers with more elements than this are left out of the shape-inference skeleton
 _SKELETON_MAX = 4096
@@ -188,7 +189,7 @@ class Graph:
         for name, t in self.initializers.items():
             known[name] = helper.make_tensor_type_proto(t.data_type, list(t.dims))
         try:
-            inferred = onnx.shape_inference.infer_shapes(self._skeleton(), data_prop=True)
+            inferred = infer_shapes(self._skeleton(), data_prop=True)
             for vi in list(inferred.graph.value_info) + list(inferred.graph.output):
                 if vi.type.WhichOneof("value") is not None:
                     known[vi.name] = vi.type

@@ -15,7 +15,7 @@ class Limits:
     """Bounds that keep an untrusted model from exhausting the machine.
 
     max_tensor_bytes   largest tensor a declared shape or a kernel may allocate
-    max_loop_iterations  most iterations one Loop / Scan node may run
+    max_loop_iterations  most loop iterations in one run, nested Loop / Scan / SequenceMap included
     max_graph_depth    deepest nesting of subgraphs and function calls
     """
 
@@ -48,6 +48,8 @@ def check_allocation(shape, dtype, what: str = "tensor") -> None:
     """Raise before allocating a tensor larger than the current ``max_tensor_bytes``."""
     count = 1
     for d in shape:
+        if int(d) < 0:
+            raise LimitExceededError(f"{what} would have a negative dimension: {list(map(int, shape))}")
         count *= int(d)
     size = count * np.dtype(dtype).itemsize
     limit = current_limits().max_tensor_bytes

@@ -25,8 +25,12 @@ class Session:
 
     def __init__(self, model: ModelLike, executor: str = "reference", level: int = 0, *,
                  limits: Limits | None = None, trace: TraceCallback | None = None):
-        self.model = load(model)
         self.limits = limits or DEFAULT_LIMITS
+        token = using_limits(self.limits)  # external data is read under the session's limits
+        try:
+            self.model = load(model)
+        finally:
+            reset_limits(token)
         self.executor = get_executor(executor)
         self.level = level
         self.optimization_report = None

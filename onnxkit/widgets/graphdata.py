@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 import onnx
 from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TypeProto
 
+from onnxkit.shape_inference import infer_shapes
+
 
 @dataclass
 class Box:
@@ -113,7 +115,7 @@ def tensor_type_text(t: onnx.TensorProto) -> str:
 def infer_types(model: ModelProto) -> ModelProto:
     """The model with shape inference applied, or the model itself when inference fails."""
     try:
-        return onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False)
+        return infer_shapes(model, check_type=False, strict_mode=False)
     except Exception:  # an invalid model is still worth drawing
         return model
 
