@@ -30,3 +30,16 @@ def normalize_axis(axis: int, rank: int, what: str = "axis") -> int:
     if not -rank <= axis < rank:
         raise KernelError(f"{what} {axis} is out of range for a tensor of rank {rank}")
     return axis % rank
+
+
+def check_unidirectional(x_shape, param, what: str) -> None:
+    """A parameter may broadcast to X's shape but never enlarge it."""
+    if param is None:
+        return
+    try:
+        ok = np.broadcast_shapes(tuple(x_shape), param.shape) == tuple(x_shape)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise KernelError(f"{what} of shape {list(param.shape)} does not broadcast to X's "
+                          f"shape {list(x_shape)}")

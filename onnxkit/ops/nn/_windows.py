@@ -24,6 +24,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from onnxkit.errors import KernelError
+from onnxkit.runtime.limits import check_allocation
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,9 @@ def geometry(in_shape, kernel, strides=None, dilations=None, pads=None, auto_pad
     kernel = listed(kernel, n, 1, "kernel_shape")
     strides = listed(strides, n, 1, "strides")
     dilations = listed(dilations, n, 1, "dilations")
+    for what, values in (("kernel_shape", kernel), ("strides", strides), ("dilations", dilations)):
+        if any(v < 1 for v in values):
+            raise KernelError(f"{what} must be positive, got {list(values)}")
     extent = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
     if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
         out = [-(-size // s) for size, s in zip(in_shape, strides)]
@@ -98,6 +102,7 @@ def geometry(in_shape, kernel, strides=None, dilations=None, pads=None, auto_pad
 
 def pad_for_windows(x: np.ndarray, g: Geometry, value=0) -> np.ndarray:
     """``x`` (N, C, *spatial) padded by ``g.begin`` and cut or padded to ``g.needed``."""
+    check_allocation(x.shape[:2] + g.needed, x.dtype, "padded input of the windows")
     keep = tuple(slice(None, max(0, need - b)) for need, b in zip(g.needed, g.begin))
     x = x[(slice(None), slice(None)) + keep]
     widths = [(0, 0), (0, 0)] + [(b, need - b - size)
@@ -130,6 +135,7 @@ def reduce_windows(xp: np.ndarray, g: Geometry, combine) -> np.ndarray:
 
     One strided slice per tap: much faster than reducing the 2*ndim-axis window view.
     """
+    check_allocation(xp.shape[:2] + g.out, xp.dtype, "windowed output")
     taps = product(*(range(k) for k in g.kernel))
     out = np.array(xp[tap_slices(g, next(taps))])
     for tap in taps:
@@ -139,9 +145,11 @@ def reduce_windows(xp: np.ndarray, g: Geometry, combine) -> np.ndarray:
 
 def window_counts(in_shape, g: Geometry, include_pad: bool) -> np.ndarray:
     """How many positions each window covers inside the input (or the declared padding)."""
+    check_allocation(g.out, np.int64, "window counts")
     per_axis = []
     for size, k, s, d, b, e, o in zip(in_shape, g.kernel, g.strides, g.dilations, g.begin,
                                       g.end, g.out):
+        check_allocation((o, k), np.int64, "window positions")
         pos = np.arange(o)[:, None] * s + np.arange(k)[None, :] * d - b
         lo, hi = (-b, size + e) if include_pad else (0, size)
         per_axis.append(((pos >= lo) & (pos < hi)).sum(axis=1))
@@ -160,7 +168,9 @@ def scatter_windows(cols: np.ndarray, g: Geometry, out_shape) -> np.ndarray:
     full = g.needed
     lo = [min(0, b) for b in g.begin]
     hi = [max(f, b + size) for f, b, size in zip(full, g.begin, out_shape)]
-    buf = np.zeros(cols.shape[:2] + tuple(h - low for h, low in zip(hi, lo)), dtype=cols.dtype)
+    shape = cols.shape[:2] + tuple(h - low for h, low in zip(hi, lo))
+    check_allocation(shape, cols.dtype, "ConvTranspose accumulator")
+    buf = np.zeros(shape, dtype=cols.dtype)
     for j in product(*(range(k) for k in g.kernel)):
         where = tuple(slice(jj * d - low, jj * d - low + (o - 1) * s + 1, s)
                       for jj, d, low, o, s in zip(j, g.dilations, lo, g.out, g.strides))

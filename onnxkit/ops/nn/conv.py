@@ -48,6 +48,7 @@ def conv(X, W, B=None, *, auto_pad="NOTSET", dilations=None, group=1, kernel_sha
     g = geometry(X.shape[2:], kernel, strides, dilations, pads, auto_pad)
     work = compute_dtype(X.dtype)
     cols = im2col(X.astype(work, copy=False), g, group)
+    check_allocation((n, m) + g.out, work, "Conv output")
     weights = W.astype(work, copy=False).reshape(group, m // group, -1)
     Y = np.matmul(weights, cols).reshape((n, m) + g.out)  # (N, group, M/group, P)
     if B is not None:

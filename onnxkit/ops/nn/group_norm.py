@@ -15,6 +15,12 @@ from onnxkit.ops.nn._stats import moments, stash_dtype
 from onnxkit.ops.registry import op
 
 
+def _check_params(scale, bias, count: int, per: str) -> None:
+    if scale.size != count or bias.size != count:
+        raise KernelError(f"GroupNormalization: scale {list(scale.shape)} and bias "
+                          f"{list(bias.shape)} need one value per {per} ({count})")
+
+
 def _normalized_groups(X, num_groups: int, epsilon: float, work) -> np.ndarray:
     n, c = X.shape[:2]
     if c % num_groups:
@@ -27,6 +33,7 @@ def _normalized_groups(X, num_groups: int, epsilon: float, work) -> np.ndarray:
 @op("GroupNormalization", 18)
 def group_normalization_18(X, scale, bias, *, epsilon=1e-5, num_groups):
     work = np.dtype(np.float32) if X.dtype.itemsize < 4 else X.dtype
+    _check_params(scale, bias, num_groups, "group")
     y = _normalized_groups(X, num_groups, epsilon, work)
     shape = (num_groups,) + (1,) * (y.ndim - 2)
     y = y * scale.astype(work).reshape(shape) + bias.astype(work).reshape(shape)
@@ -36,6 +43,7 @@ def group_normalization_18(X, scale, bias, *, epsilon=1e-5, num_groups):
 @op("GroupNormalization", 21)
 def group_normalization(X, scale, bias, *, epsilon=1e-5, num_groups, stash_type=1):
     work = stash_dtype(stash_type, X.dtype)
+    _check_params(scale, bias, X.shape[1] if X.ndim > 1 else 0, "channel")
     y = _normalized_groups(X, num_groups, epsilon, work).reshape(X.shape)
     shape = (-1,) + (1,) * (X.ndim - 2)
     y = y * scale.astype(work).reshape(shape) + bias.astype(work).reshape(shape)

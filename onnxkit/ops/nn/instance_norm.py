@@ -7,6 +7,7 @@ https://onnx.ai/onnx/operators/onnx__InstanceNormalization.html
 
 import numpy as np
 
+from onnxkit.errors import KernelError
 from onnxkit.ops.nn._stats import moments
 from onnxkit.ops.nn._windows import compute_dtype
 from onnxkit.ops.registry import op
@@ -14,6 +15,9 @@ from onnxkit.ops.registry import op
 
 @op("InstanceNormalization", 1, 6, 22)
 def instance_normalization(X, scale, B, *, consumed_inputs=None, epsilon=1e-5):
+    if X.ndim < 2 or scale.size != X.shape[1] or B.size != X.shape[1]:
+        raise KernelError(f"InstanceNormalization: scale {list(scale.shape)} and B {list(B.shape)} "
+                          f"need one value per channel of X {list(X.shape)}")
     work = compute_dtype(X.dtype)
     x = X.astype(work, copy=False)
     mean, var = moments(x, tuple(range(2, X.ndim)))

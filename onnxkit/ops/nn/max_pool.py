@@ -11,6 +11,7 @@ import numpy as np
 
 from onnxkit.ops.nn._windows import geometry, pad_for_windows, reduce_windows, sliding
 from onnxkit.ops.registry import op
+from onnxkit.runtime.limits import check_allocation
 
 
 def lowest(dtype):
@@ -45,6 +46,7 @@ def max_pool(X, *, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape,
     Y = reduce_windows(xp, g, np.maximum)
     if ctx.n_outputs < 2 or not ctx.node.output[1]:  # no Indices wanted
         return Y
+    check_allocation(Y.shape + g.kernel, np.float64, "MaxPool window comparison")
     # first tap holding the maximum that is a real element, not padding
     inside = sliding(pad_for_windows(np.ones((1, 1) + X.shape[2:], dtype=bool), g, False), g)
     windows = sliding(xp, g)
