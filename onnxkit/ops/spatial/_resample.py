@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from onnxkit.errors import KernelError
+from onnxkit.runtime.limits import check_allocation
 
 
 def source_coords(mode: str, m: int, n: int, scale: float, roi=(0.0, 1.0)):
@@ -86,6 +87,7 @@ def filter_taps(x: np.ndarray, n: int, mode: str, scale: float, antialias: bool,
     kernel, radius = KERNELS[mode]
     stretch = min(scale, 1.0) if antialias else 1.0
     first = math.floor(-radius / stretch) + 1
+    check_allocation((len(x), 2 - 2 * first), np.float64, "Resize filter taps")
     base = np.floor(x)
     taps = base[:, None] + np.arange(first, 2 - first)[None, :]
     weights = kernel((taps - x[:, None]) * stretch, cubic_coeff_a)
@@ -103,6 +105,7 @@ def resample_axis(data: np.ndarray, axis: int, m: int, scale: float, *, mode: st
                   antialias: bool = False, roi=(0.0, 1.0), extrapolation_value: float = 0.0):
     """Resample ``data`` (float64) along ``axis`` to length ``m``."""
     n = data.shape[axis]
+    check_allocation((m,), np.float64, "Resize sampling coordinates")
     x, outside = source_coords(coordinate_mode, m, n, scale, roi)
     if mode == "nearest":
         result = np.take(data, nearest_indices(x, n, nearest_mode, scale), axis=axis)

@@ -39,6 +39,10 @@ def plan_axes(shape, axes, scales, sizes, policy: str):
         outs = [int(np.floor(shape[a] * f)) for a, f in zip(axes, factors)]
         return list(zip(axes, outs, factors))
     targets = [int(v) for v in sizes]
+    if any(t < 0 for t in targets):
+        raise KernelError(f"Resize sizes must not be negative, got {targets}")
+    if any(shape[a] == 0 for a in axes):
+        raise KernelError(f"Resize cannot compute scales for sizes from an empty axis: {list(shape)}")
     if policy == "stretch":
         return [(a, t, t / shape[a]) for a, t in zip(axes, targets)]
     ratios = [t / shape[a] for a, t in zip(axes, targets)]
@@ -54,8 +58,18 @@ def plan_axes(shape, axes, scales, sizes, policy: str):
 def resize_nd(X, plan, roi, **options) -> np.ndarray:
     out_shape = list(X.shape)
     for axis, m, _ in plan:
+        if m < 0:
+            raise KernelError(f"Resize output length {m} on axis {axis} is negative")
         out_shape[axis] = m
     check_allocation(out_shape, X.dtype, "Resize output")
+    if 0 in out_shape:
+        return np.zeros(out_shape, dtype=X.dtype)
+    # resampling goes axis by axis in float64: check every intermediate before it is built
+    shape = list(X.shape)
+    check_allocation(shape, np.float64, "Resize working copy")
+    for axis, m, _ in plan:
+        shape[axis] = m
+        check_allocation(shape, np.float64, "Resize intermediate")
     y = X.astype(np.float64)
     r = len(plan)
     for i, (axis, m, scale) in enumerate(plan):

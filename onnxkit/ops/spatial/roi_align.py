@@ -18,6 +18,7 @@ import numpy as np
 
 from onnxkit.errors import KernelError
 from onnxkit.ops.registry import op
+from onnxkit.runtime.limits import check_allocation
 
 
 def _axis_samples(start: float, length: float, pooled: int, grid: int, size: int):
@@ -46,9 +47,15 @@ def _pool_roi(image, roi, scale, pooled_h, pooled_w, sampling_ratio, mode, half_
         width, height = max(width, 1.0), max(height, 1.0)
     grid_h = sampling_ratio if sampling_ratio > 0 else math.ceil(height / pooled_h)
     grid_w = sampling_ratio if sampling_ratio > 0 else math.ceil(width / pooled_w)
+    c, height_px, width_px = image.shape
+    samples_h, samples_w = max(pooled_h * grid_h, 0), max(pooled_w * grid_w, 0)
+    if mode == "avg":
+        check_allocation((samples_h, height_px), np.float64, "RoiAlign sample weights")
+        check_allocation((samples_w, width_px), np.float64, "RoiAlign sample weights")
+    else:
+        check_allocation((4, c, samples_h, samples_w), np.float64, "RoiAlign samples")
     rows = _axis_samples(y1, height, pooled_h, grid_h, image.shape[1])
     cols = _axis_samples(x1, width, pooled_w, grid_w, image.shape[2])
-    c = image.shape[0]
     if mode == "avg":
         wy = np.zeros((pooled_h * grid_h, image.shape[1]))
         wx = np.zeros((pooled_w * grid_w, image.shape[2]))
@@ -73,6 +80,12 @@ def _roi_align(X, rois, batch_indices, mode, output_height, output_width, sampli
     if rois.ndim != 2 or rois.shape[1] != 4 or batch_indices.shape != (rois.shape[0],):
         raise KernelError(f"RoiAlign takes rois (R, 4) and batch_indices (R,), got "
                           f"{list(rois.shape)} and {list(batch_indices.shape)}")
+    if X.ndim != 4 or output_height < 1 or output_width < 1 or sampling_ratio < 0:
+        raise KernelError(f"RoiAlign takes X (N, C, H, W) and positive output sizes and a "
+                          f"sampling_ratio >= 0, got X {list(X.shape)}, output {output_height} x "
+                          f"{output_width}, sampling_ratio {sampling_ratio}")
+    check_allocation((rois.shape[0], X.shape[1], output_height, output_width), np.float64,
+                     "RoiAlign output")
     image = X.astype(np.float64)
     Y = np.zeros((rois.shape[0], X.shape[1], output_height, output_width))
     for r, (roi, b) in enumerate(zip(rois, batch_indices)):
