@@ -9,6 +9,7 @@ per column of B. https://onnx.ai/onnx/operators/onnx__MatMulInteger.html
 import numpy as np
 
 from onnxkit.errors import InputError
+from onnxkit.ops.linalg.matmul import check_matmul
 from onnxkit.ops.registry import op
 
 
@@ -26,6 +27,12 @@ def centered(a: np.ndarray, zero_point, rows: bool, what: str) -> np.ndarray:
             raise InputError(f"{what} has {zp.size} values; the operand's "
                              f"{'rows' if rows else 'columns'} number {a.shape[axis] if a.ndim >= 2 else 0}")
         return out - (zp.reshape(-1, 1) if rows else zp)
+    try:
+        fits = np.broadcast_shapes(a.shape, zp.shape) == a.shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise InputError(f"{what} of shape {list(zp.shape)} does not fit the operand {list(a.shape)}")
     return out - zp
 
 
@@ -33,6 +40,7 @@ def exact_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Product of integer-valued float64 arrays; exact while sums stay below 2**53."""
     if a.ndim == 0 or b.ndim == 0:
         raise InputError("MatMul operands must have rank >= 1")
+    check_matmul(a.shape, b.shape, np.float64, "integer MatMul output")
     return np.matmul(a, b)
 
 
