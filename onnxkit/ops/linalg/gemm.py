@@ -11,6 +11,7 @@ import numpy as np
 from onnxkit.errors import KernelError
 from onnxkit.ops.linalg._precision import widened
 from onnxkit.ops.registry import op
+from onnxkit.runtime.limits import check_allocation
 
 
 def _gemm(A, B, C, alpha, beta, transA, transB):
@@ -23,6 +24,15 @@ def _gemm(A, B, C, alpha, beta, transA, transB):
             f"Gemm: A' is {list(a.shape)} and B' is {list(b.shape)} (transA={transA}, "
             f"transB={transB}); their inner dimensions differ"
         )
+    check_allocation((a.shape[0], b.shape[1]), np.result_type(a, b), "Gemm output")
+    if C is not None:
+        try:
+            fits = np.broadcast_shapes(C.shape, (a.shape[0], b.shape[1])) == (a.shape[0], b.shape[1])
+        except ValueError:
+            fits = False
+        if not fits:
+            raise KernelError(f"Gemm: C of shape {list(C.shape)} does not broadcast to "
+                              f"[{a.shape[0]}, {b.shape[1]}]")
     y = a @ b
     if alpha != 1.0:
         y = alpha * y

@@ -58,7 +58,12 @@ def conv_nd(x: np.ndarray, w: np.ndarray, *, group=1, strides=None, dilations=No
     if channels != w.shape[1] * group or n_out % group:
         raise InputError(f"x has {channels} channels, w expects {w.shape[1]} x group={group} "
                          f"and has {n_out} output channels")
+    if any(int(v) < 1 for v in list(strides) + list(dilations)):
+        raise AttributeMismatchError(f"strides {list(strides)} and dilations {list(dilations)} "
+                                     "must be positive")
     begin, end = padding(x.shape[2:], kernel, strides, dilations, pads, auto_pad)
+    check_allocation(x.shape[:2] + tuple(size + b + e for size, b, e in zip(x.shape[2:], begin, end)),
+                     np.float64, "padded convolution input")
     xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0)] + list(zip(begin, end)))
     extent = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
     if any(p < e for p, e in zip(xp.shape[2:], extent)):
@@ -74,6 +79,7 @@ def conv_nd(x: np.ndarray, w: np.ndarray, *, group=1, strides=None, dilations=No
     positions = int(np.prod(out_shape))
     check_allocation((n_batch, positions, per_group_in * int(np.prod(kernel))), np.float64,
                      "convolution columns")
+    check_allocation((n_batch, n_out, positions), np.float64, "convolution output")
     y = np.empty((n_batch, n_out, positions))
     weights = w.astype(np.float64)
     for g in range(group):

@@ -77,7 +77,7 @@ def broadcast_param(param: np.ndarray, shape: tuple, axis: int, block_size: int,
         raise InputError(f"{what} of shape {list(param.shape)} does not fit blocked "
                          f"quantization (block_size={block_size}, axis={axis}) of an input "
                          f"of shape {list(shape)}: expected {expected}")
-    return np.repeat(param, block_size, axis=axis).take(np.arange(shape[axis]), axis=axis)
+    return param.take(np.arange(shape[axis]) // block_size, axis=axis)
 
 
 def saturate_integer(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
