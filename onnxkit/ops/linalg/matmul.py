@@ -18,7 +18,8 @@ def check_matmul(a_shape, b_shape, dtype, what: str = "MatMul output") -> None:
     """Check the [..., M, N] result of a numpy-style matmul before numpy allocates it."""
     a_shape, b_shape = tuple(a_shape), tuple(b_shape)
     if len(a_shape) == 0 or len(b_shape) == 0:
-        raise KernelError(f"{what}: operands need rank >= 1, got shapes {list(a_shape)} and {list(b_shape)}")
+        raise KernelError(f"{what}: operands need rank >= 1, got shapes {list(a_shape)} "
+                          f"and {list(b_shape)}")
     rows = a_shape[-2:-1]
     cols = b_shape[-1:] if len(b_shape) > 1 else ()
     try:

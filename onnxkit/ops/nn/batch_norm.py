@@ -14,23 +14,24 @@ https://onnx.ai/onnx/operators/onnx__BatchNormalization.html
 
 import numpy as np
 
-from onnxkit.ops.nn._stats import moments
+from onnxkit.ops.nn._stats import check_unidirectional, moments
 from onnxkit.ops.nn._windows import compute_dtype
 from onnxkit.ops.registry import op
 
 
-def _per_channel(p: np.ndarray, rank: int, dtype) -> np.ndarray:
-    p = p.astype(dtype, copy=False)
-    if p.ndim == 1:
-        return p.reshape((-1,) + (1,) * (rank - 2))
-    return p
+def _per_channel(p: np.ndarray, x_shape: tuple, dtype) -> np.ndarray:
+    rank = len(x_shape)
+    if p.ndim == 1 and rank >= 2:
+        p = p.reshape((-1,) + (1,) * (rank - 2))
+    check_unidirectional(x_shape, p, "BatchNormalization parameter")
+    return p.astype(dtype, copy=False)
 
 
 def _infer(X, scale, B, mean, var, epsilon, work):
-    r = X.ndim
     x = X.astype(work, copy=False)
-    inv = _per_channel(scale, r, work) / np.sqrt(_per_channel(var, r, work) + epsilon)
-    return ((x - _per_channel(mean, r, work)) * inv + _per_channel(B, r, work)).astype(X.dtype)
+    shape = X.shape
+    inv = _per_channel(scale, shape, work) / np.sqrt(_per_channel(var, shape, work) + epsilon)
+    return ((x - _per_channel(mean, shape, work)) * inv + _per_channel(B, shape, work)).astype(X.dtype)
 
 
 def _train(X, scale, B, mean, var, epsilon, momentum, work, spatial=1):
@@ -39,7 +40,8 @@ def _train(X, scale, B, mean, var, epsilon, momentum, work, spatial=1):
     axes = (0,) + tuple(range(2, r)) if spatial else (0,)
     x = X.astype(work, copy=False)
     m, v = moments(x, axes)
-    Y = (x - m) / np.sqrt(v + epsilon) * _per_channel(scale, r, work) + _per_channel(B, r, work)
+    Y = ((x - m) / np.sqrt(v + epsilon) * _per_channel(scale, X.shape, work)
+         + _per_channel(B, X.shape, work))
     m = m.reshape(mean.shape)
     v = v.reshape(var.shape)
     run_mean = mean.astype(work) * momentum + m * (1 - momentum)

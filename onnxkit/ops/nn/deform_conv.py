@@ -16,6 +16,7 @@ from onnxkit.errors import KernelError
 from onnxkit.ops.nn._windows import compute_dtype, geometry
 from onnxkit.ops.nn.conv import check_kernel_shape
 from onnxkit.ops.registry import op
+from onnxkit.runtime.limits import check_allocation
 
 
 def sample_linear(x: np.ndarray, pos: np.ndarray) -> np.ndarray:
@@ -69,6 +70,8 @@ def deform_conv(X, W, offset, B=None, mask=None, *, dilations=None, group=1,
     shift = offset.astype(work).reshape(n, offset_group, taps, nd, positions)
     pos = grid[None, None] + shift.transpose(0, 1, 2, 4, 3)  # N, og, K, P, ndim
     x = X.astype(work, copy=False).reshape((n, offset_group, c // offset_group) + X.shape[2:])
+    check_allocation((n, c, taps, positions), work, "DeformConv columns")
+    check_allocation((n, m) + out, work, "DeformConv output")
     cols = sample_linear(x, pos.reshape(n, offset_group, taps * positions, nd))
     cols = cols.reshape(n, offset_group, c // offset_group, taps, positions)
     if mask is not None:

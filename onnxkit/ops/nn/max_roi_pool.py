@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from onnxkit.ops.registry import op
+from onnxkit.runtime.limits import check_allocation
 
 
 def _round_half_away(v: float) -> int:
@@ -29,6 +30,7 @@ def _bins(start: int, length: int, pooled: int, size: int) -> list[tuple[int, in
 def max_roi_pool(X, rois, *, pooled_shape, spatial_scale=1.0):
     pooled_h, pooled_w = (int(v) for v in pooled_shape)
     height, width = X.shape[2:]
+    check_allocation((rois.shape[0], X.shape[1], pooled_h, pooled_w), X.dtype, "MaxRoiPool output")
     Y = np.zeros((rois.shape[0], X.shape[1], pooled_h, pooled_w), dtype=X.dtype)
     for r, roi in enumerate(rois.astype(np.float64)):
         batch = int(roi[0])

@@ -18,6 +18,7 @@ import numpy as np
 
 from onnxkit.errors import KernelError
 from onnxkit.ops.registry import op
+from onnxkit.runtime.limits import check_allocation
 from onnxkit.ops.spatial._resample import cast_result
 
 MODES = {"bilinear": "linear", "bicubic": "cubic", "linear": "linear", "cubic": "cubic",
@@ -103,6 +104,7 @@ def grid_sample_nd(X, grid, mode: str, padding_mode: str, align_corners: int):
             x = reflect(x, lo, hi)
         coords.append(x)
         bounds.append((lo, hi))
+    check_allocation((n, c, g.shape[1]), np.float64, "GridSample output")
     flat = X.astype(np.float64).reshape(n, c, -1)
     Y = np.zeros((n, c, g.shape[1]))
     per_axis = [_axis_taps(x, mode) for x in coords]
