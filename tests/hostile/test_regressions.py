@@ -230,3 +230,109 @@ def test_tfidf_attributes_that_would_loop_for_ever_are_refused(attrs, fragment):
     with pytest.raises(errors.AttributeMismatchError, match=fragment):
         onnxkit.Session(model).run(None, feeds)
     assert time.monotonic() - start < 5
+
+
+def _expect_limit(model, feeds, fragment=None):
+    with pytest.raises(errors.LimitExceededError, match=fragment):
+        onnxkit.Session(model, limits=SMALL).run(None, feeds)
+
+
+X4 = np.ones((1, 1, 3, 4), np.float32)
+
+
+def test_resize_tiny_scale_then_huge_scales_checks_each_axis():
+    """The output is empty (1e-16 * 1 floors to 0), but each later axis asked for 5e7 samples."""
+    scales = np.array([1e-16, 5e7, 5e7, 5e7], np.float32)
+    model, feeds = _one_node("Resize", [("x", X4), ("", None), ("s", scales)], ["y"], opset=19)
+    model.graph.input.pop(1)
+    del feeds[""]
+    with pytest.raises(errors.KernelError, match="too large for numpy"):
+        onnxkit.Session(model, limits=SMALL).run(None, feeds)
+    feeds["s"] = np.array([1e-16, 5e7, 1, 1], np.float32)  # empty: no resampling at all
+    (y,) = onnxkit.Session(model, limits=SMALL).run(None, feeds)
+    assert y.shape == (0, 50000000, 3, 4)
+    feeds["s"] = np.array([1, 1, 250, 250], np.float32)  # 3 MB of float32 fits; the float64 one does not
+    _expect_limit(model, feeds, "Resize intermediate")
+
+
+def test_resize_refuses_negative_sizes():
+    sizes = np.array([1000000, -2**63, 5, 2], np.int64)
+    model, feeds = _one_node("Resize", [("x", X4), ("", None), ("", None), ("z", sizes)], ["y"],
+                             opset=19, keep_aspect_ratio_policy="not_smaller")
+    for _ in range(2):
+        model.graph.input.pop(1)
+    feeds.pop("")
+    with pytest.raises(errors.KernelError, match="must not be negative"):
+        onnxkit.Session(model, limits=SMALL).run(None, feeds)
+
+
+def test_upsample_checks_its_output():
+    model, feeds = _one_node("Upsample", [("x", X4), ("s", np.array([1, 1, 1000, 1000], np.float32))],
+                             ["y"], opset=9)
+    _expect_limit(model, feeds, "Resize")
+
+
+def test_roi_align_output_width_is_checked():
+    feeds = [("x", X4), ("r", np.array([[0, 0, 2, 2]], np.float32)), ("b", np.zeros(1, np.int64))]
+    model, feeds = _one_node("RoiAlign", feeds, ["y"], opset=16, output_width=1000000)
+    _expect_limit(model, feeds, "RoiAlign")
+
+
+def test_max_unpool_kernel_shape_must_fit_the_input():
+    x = np.ones((1, 5, 2, 5, 2), np.float16)
+    feeds = [("x", x), ("i", np.zeros(x.shape, np.int64))]
+    model, feeds = _one_node("MaxUnpool", feeds, ["y"], opset=11, kernel_shape=[255, -2, 1, 10**9, 4, 3],
+                             strides=[2**40, 2**40, 2**40])
+    with pytest.raises(errors.KernelError, match="kernel_shape has 6 values"):
+        onnxkit.Session(model, limits=SMALL).run(None, feeds)
+    model, feeds = _one_node("MaxUnpool", [("x", x), ("i", np.zeros(x.shape, np.int64))], ["y"],
+                             opset=11, kernel_shape=[1, 1, 1], strides=[2**20, 1, 1])
+    _expect_limit(model, feeds, "MaxUnpool")
+
+
+def test_lrn_huge_size_does_not_pad_the_channels():
+    x = np.arange(12, dtype=np.float32).reshape(1, 3, 2, 2)
+    model, feeds = _one_node("LRN", [("x", x)], ["y"], size=2**32 - 1)
+    (y,) = onnxkit.Session(model, limits=SMALL).run(None, feeds)
+    square_sum = (x * x).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(y, x / (1 + 0.0001 / (2**32 - 1) * square_sum) ** 0.75, rtol=1e-6)
+
+
+def test_max_pool_padding_is_checked():
+    x = np.ones((1, 1, 3, 3), np.float32)
+    model, feeds = _one_node("MaxPool", [("x", x)], ["y"], kernel_shape=[1, 1], pads=[0, 0, 100000, 100000])
+    _expect_limit(model, feeds, "padded input")
+
+
+def test_instance_norm_scale_must_be_per_channel():
+    feeds = [("x", np.ones((1, 1, 3000), np.float32)), ("s", np.ones((3, 1, 3000), np.float32)),
+             ("b", np.zeros(1, np.float32))]
+    model, feeds = _one_node("InstanceNormalization", feeds, ["y"], opset=1)
+    with pytest.raises(errors.KernelError, match="one value per channel"):
+        onnxkit.Session(model, limits=SMALL).run(None, feeds)
+
+
+def test_layer_norm_scale_cannot_enlarge_x():
+    feeds = [("x", np.ones((3000, 1), np.float32)), ("s", np.ones(3000, np.float32))]
+    model, feeds = _one_node("LayerNormalization", feeds, ["y"], opset=17)
+    with pytest.raises(errors.KernelError, match="does not broadcast to X"):
+        onnxkit.Session(model, limits=SMALL).run(None, feeds)
+
+
+@pytest.mark.parametrize("op_type, feeds, attrs", [
+    ("MatMul", [("a", np.ones((3000, 1, 1, 1), np.float32)), ("b", np.ones((3000, 1, 1), np.float32))], {}),
+    ("MatMul", [("a", np.ones((3000, 1), np.float32)), ("b", np.ones((1, 3000), np.float32))], {}),
+    ("Einsum", [("a", np.ones(3000, np.float32)), ("b", np.ones(3000, np.float32))], {"equation": "i,j->ij"}),
+    ("Einsum", [("a", np.ones(3000, np.float32)), ("b", np.ones(3000, np.float32))], {"equation": "i,j"}),
+    ("MatMulInteger", [("a", np.ones((3000, 1), np.uint8)), ("b", np.ones((1, 3000), np.uint8))], {}),
+    ("Gemm", [("a", np.ones((3000, 1), np.float32)), ("b", np.ones((1, 3000), np.float32))], {}),
+])
+def test_products_check_their_output_shape(op_type, feeds, attrs):
+    model, feeds = _one_node(op_type, feeds, ["y"], **attrs)
+    _expect_limit(model, feeds, "output")
+
+
+def test_conv_output_is_checked():
+    feeds = [("x", np.ones((1, 1, 3000), np.float32)), ("w", np.ones((3000, 1, 1), np.float32))]
+    model, feeds = _one_node("Conv", feeds, ["y"])
+    _expect_limit(model, feeds, "Conv output")

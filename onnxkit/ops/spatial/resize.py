@@ -63,7 +63,11 @@ def resize_nd(X, plan, roi, **options) -> np.ndarray:
         out_shape[axis] = m
     check_allocation(out_shape, X.dtype, "Resize output")
     if 0 in out_shape:
-        return np.zeros(out_shape, dtype=X.dtype)
+        try:
+            return np.zeros(out_shape, dtype=X.dtype)
+        except ValueError:
+            raise KernelError(f"Resize output shape {out_shape} is empty but too large for "
+                              "numpy to represent") from None
     # resampling goes axis by axis in float64: check every intermediate before it is built
     shape = list(X.shape)
     check_allocation(shape, np.float64, "Resize working copy")
