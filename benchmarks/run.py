@@ -5,9 +5,11 @@
     python -m benchmarks.run --quick                  # few repeats: a smoke test
 
 For each model (``benchmarks.models`` builds them) and each runtime a fresh Python
-process loads the model, times the session's start (construction + first run), runs it
-repeatedly and reports the median, and the peak memory the session added (the
-high-water mark of the resident set, reset after imports). Runtimes:
+process imports the runtime, times the session's start (construction + first run; the
+imports are not counted), runs it repeatedly and reports the median, and the peak
+memory the runtime added: the high-water mark of the resident set minus the resident
+set before the runtime's libraries were imported (so a runtime's libraries, e.g. Numba
+and LLVM or onnxruntime's shared library, count). Runtimes:
 
 | name                | what                                                        |
 |---------------------|-------------------------------------------------------------|
@@ -68,6 +70,18 @@ def _reset_peak() -> bool:
         return False
 
 
+def _import(runtime: str) -> None:
+    """Import the runtime's libraries (their memory counts, their time does not)."""
+    if runtime.startswith("ort-"):
+        import onnxruntime  # noqa: F401
+    elif runtime == "onnx-ref":
+        import onnx.reference  # noqa: F401
+    else:
+        import onnxkit  # noqa: F401
+        if runtime.startswith("cpu-"):
+            import onnxkit.kernels.cpu  # noqa: F401
+
+
 def _runner(runtime: str, path: str, threads: int):
     """A function feeds -> outputs for ``runtime`` (session built here)."""
     if runtime.startswith("ort-"):
@@ -99,13 +113,12 @@ def child(spec: dict) -> dict:
 
     threads = spec["threads"]
     limiter = threadpool_limits(threads)
-    if spec["runtime"].startswith("cpu-"):
-        import onnxkit.kernels.cpu  # noqa: F401  (numba and the thread setup)
     model, runtime = spec["model"], spec["runtime"]
     path = str(model_path(model))
     inputs = feeds(model)
     resettable = _reset_peak()
-    base = _rss_kib("VmRSS")
+    base = _rss_kib("VmRSS")  # before the runtime's own libraries are imported
+    _import(runtime)
     start = time.perf_counter()
     run = _runner(runtime, path, threads)
     outputs = run(inputs)

@@ -17,8 +17,10 @@ Outside a run (a kernel called directly, as the tests do) ``empty`` is ``np.empt
 
 from __future__ import annotations
 
+import bisect
 import sys
 import threading
+import weakref
 from contextvars import ContextVar
 
 import numpy as np
@@ -29,7 +31,12 @@ _SMALL = 1 << 12  # below this, np.empty is as fast as any pool
 
 
 class BufferPool:
-    """Byte buffers keyed by size; ``take`` returns one nobody else holds, or a new one."""
+    """Byte buffers keyed by size; ``take`` returns one nobody else holds, or a new one.
+
+    A request takes a free buffer of exactly its size if there is one, else the smallest
+    free one up to twice its size (so values of slightly different sizes, e.g. the
+    growing outputs of DenseNet's Concat chain, share buffers), else a new one.
+    """
 
     def __init__(self, max_bytes: int = 1 << 30):
         self.max_bytes = max_bytes  # above this, new buffers are not kept
@@ -38,27 +45,41 @@ class BufferPool:
         self.new_buffers = 0
         self.reused = 0
         self._by_size: dict[int, list[np.ndarray]] = {}
+        self._sizes: list[int] = []  # the keys of _by_size, sorted
         self._lock = threading.Lock()
 
     def take(self, nbytes: int) -> np.ndarray:
+        """A byte array of at least ``nbytes`` (sliced to exactly ``nbytes``)."""
         with self._lock:
-            bucket = self._by_size.get(nbytes)
-            if bucket is not None:
-                for raw in bucket:
-                    if sys.getrefcount(raw) <= _FREE_REFS + 1:  # + the loop variable
-                        self.reused += 1
-                        return raw
+            raw = self._free(nbytes)
+            if raw is None:
+                i = bisect.bisect_right(self._sizes, nbytes)
+                while raw is None and i < len(self._sizes) and self._sizes[i] <= 2 * nbytes:
+                    raw = self._free(self._sizes[i])
+                    i += 1
+            if raw is not None:
+                self.reused += 1
+                return raw[:nbytes]
             raw = np.empty(nbytes, dtype=np.uint8)
             self.new_buffers += 1
             if self.held_bytes + nbytes <= self.max_bytes:
+                if nbytes not in self._by_size:
+                    bisect.insort(self._sizes, nbytes)
                 self._by_size.setdefault(nbytes, []).append(raw)
                 self.held_bytes += nbytes
                 self.peak_bytes = max(self.peak_bytes, self.held_bytes)
             return raw
 
+    def _free(self, nbytes: int):
+        for raw in self._by_size.get(nbytes, ()):
+            if sys.getrefcount(raw) <= _FREE_REFS + 1:  # + the loop variable
+                return raw
+        return None
+
     def clear(self) -> None:
         with self._lock:
             self._by_size.clear()
+            self._sizes.clear()
             self.held_bytes = 0
 
     def stats(self) -> dict:
@@ -91,3 +112,36 @@ def empty(shape, dtype=np.float32) -> np.ndarray:
     if pool is None or nbytes < _SMALL:
         return np.empty(shape, dtype=dtype)
     return pool.take(nbytes).view(dtype).reshape(shape)
+
+
+# --- constant operands, laid out once --------------------------------------------------
+
+_LAID_OUT: dict[int, np.ndarray] = {}
+
+
+def is_constant(x: np.ndarray) -> bool:
+    """True for arrays over immutable memory (initializers read from the model's bytes)."""
+    base = x
+    while isinstance(base, np.ndarray):
+        if base.flags.writeable:
+            return False
+        base = base.base
+    return isinstance(base, bytes)
+
+
+def contiguous_transpose(x: np.ndarray) -> np.ndarray:
+    """``x.T`` as a C-contiguous array, computed once per constant ``x`` (else each call).
+
+    BLAS reads a transposed operand more slowly than a contiguous one; weights stored
+    transposed (Gemm with transB=1, e.g. every torch Linear) are laid out once.
+    """
+    if not is_constant(x):
+        return x.T
+    key = id(x)
+    laid = _LAID_OUT.get(key)
+    if laid is None:
+        laid = np.ascontiguousarray(x.T)
+        laid.flags.writeable = False
+        _LAID_OUT[key] = laid
+        weakref.finalize(x, _LAID_OUT.pop, key, None)
+    return laid

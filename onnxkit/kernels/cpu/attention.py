@@ -2,17 +2,18 @@
 
     q, k, v: [batch, heads, seq, size] views of the inputs (3-D inputs split, no copy)
     S = q @ k^T                                  (BLAS, into a reused buffer)
-    S = scale * S + bias; S -= rowmax(S)         (Numba; bias as the reference builds it)
-    P = exp(S) (numpy SIMD); P /= rowsum(P)      rows with no visible key -> 0
+    S = scale * S + mask (-inf past the diagonal if causal)       (Numba, one pass)
+    P = exp(S - rowmax(S)) / rowsum(...)           (numpy's SIMD max, exp, sum)
+    rows the mask leaves no key -> 0 (found on the mask alone, as the reference does)
     Y = P @ v                                    written straight into [batch, seq, heads*size]
 
-Grouped-query attention (fewer kv heads) and non-float types run the reference kernel.
+The float mask is read through a broadcast view (no copy); a bool mask becomes 0 / -inf.
+Grouped-query attention (fewer kv heads), masks shorter than the keys (padded by the
+reference), softcap and non-float types run the reference kernel.
 https://onnx.ai/onnx/operators/onnx__Attention.html ; see docs/onnxkit-domain.md
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 from numba import njit
@@ -20,7 +21,6 @@ from numba import njit
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty
 from onnxkit.ops.attention._heads import split_heads
-from onnxkit.ops.attention.attention import _bias as reference_bias
 from onnxkit.ops.fused.attention import attention as reference_attention
 from onnxkit.ops.registry import op
 
@@ -28,45 +28,57 @@ FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 @njit(cache=True, error_model="numpy")
-def scale_bias_shift(s, bias, scale):
-    """s (B, H, Q, K) = scale * s + bias (broadcast over B, H), minus each row's max."""
+def scale_mask(s, mask, has_mask, is_causal, scale):
+    """s (B, H, Q, K) = scale * s + mask (broadcast view), -inf past the diagonal if causal."""
     batch, heads, q_len, k_len = s.shape
-    bb, bh = bias.shape[0], bias.shape[1]
     for b in range(batch):
         for h in range(heads):
             for i in range(q_len):
                 row = s[b, h, i]
-                add = bias[b if bb > 1 else 0, h if bh > 1 else 0, i]
-                top = -np.inf
-                for j in range(k_len):
-                    v = row[j] * scale + add[j]
-                    row[j] = v
-                    top = v if (v > top or v != v) else top
-                if top == -np.inf:
-                    top = 0.0
-                for j in range(k_len):
-                    row[j] = row[j] - top
+                visible = min(k_len, i + 1) if is_causal else k_len
+                if has_mask:
+                    add = mask[b, h, i]
+                    for j in range(visible):
+                        row[j] = row[j] * scale + add[j]
+                else:
+                    for j in range(visible):
+                        row[j] = row[j] * scale
+                for j in range(visible, k_len):
+                    row[j] = -np.inf
 
 
-@njit(cache=True, error_model="numpy")
-def normalize_rows(p, dead):
-    """p (B, H, Q, K) /= row sums; rows flagged in ``dead`` (Bd, Hd, Q) become 0."""
-    batch, heads, q_len, k_len = p.shape
-    db, dh = dead.shape[0], dead.shape[1]
-    for b in range(batch):
-        for h in range(heads):
-            for i in range(q_len):
-                row = p[b, h, i]
-                if dead[b if db > 1 else 0, h if dh > 1 else 0, i]:
-                    row[:] = 0
-                    continue
-                total = 0.0
-                for j in range(k_len):
-                    total += row[j]
-                if total == 0:
-                    total = 1.0
-                for j in range(k_len):
-                    row[j] = row[j] / total
+def _dead_rows(mask, is_causal, q_len, k_len):
+    """Rows (broadcastable to B, H, Q) in which the mask and causality leave no key."""
+    if mask is None:
+        return None
+    m = mask if mask.ndim == 4 else mask.reshape((1,) * (4 - mask.ndim) + mask.shape)
+    if is_causal:
+        seen = np.maximum.accumulate(np.broadcast_to(m, m.shape[:2] + (q_len, k_len)), axis=-1)
+        best = seen[..., np.arange(q_len), np.minimum(np.arange(q_len), k_len - 1)]
+    else:
+        best = m.max(axis=-1)
+    dead = np.isneginf(best)
+    return dead if dead.any() else None
+
+
+def softmax_rows(s, dead):
+    """In place over the last axis (numpy SIMD): exp(s - max) / sum, 0 for ``dead`` rows."""
+    top = s.max(axis=-1, keepdims=True)
+    top[np.isneginf(top)] = 0
+    np.subtract(s, top, out=s)
+    np.exp(s, out=s)
+    total = s.sum(axis=-1, keepdims=True)
+    total[total == 0] = 1
+    np.divide(s, total, out=s)
+    if dead is not None:
+        s[np.broadcast_to(dead, s.shape[:3])] = 0
+
+
+def _as_float_mask(attn_mask, dtype):
+    """A bool mask as 0 / -inf; a float mask of the inputs' dtype as is; else None."""
+    if attn_mask.dtype == np.bool_:
+        return np.where(attn_mask, dtype.type(0), dtype.type(-np.inf))
+    return attn_mask if attn_mask.dtype == dtype else None
 
 
 def attention_fast(Q, K, V, attn_mask, is_causal, kv_num_heads, q_num_heads, scale, softcap):
@@ -85,20 +97,26 @@ def attention_fast(Q, K, V, attn_mask, is_causal, kv_num_heads, q_num_heads, sca
     if k.shape[:2] != (batch, heads) or v.shape[:3] != k.shape[:3] or k.shape[3] != size:
         return None
     k_len, v_size = k.shape[2], v.shape[3]
-    if attn_mask is not None and (attn_mask.shape[-1] > k_len or attn_mask.ndim > 4):
-        return None
-    bias = reference_bias(attn_mask, Q.dtype, batch, q_len, k_len, 0, None, is_causal, -1, -1)
-    bias = bias.reshape((1,) * (4 - bias.ndim) + bias.shape)
-    if bias.shape[2] != q_len or bias.shape[0] not in (1, batch) or bias.shape[1] not in (1, heads):
-        return None
-    dead = np.isneginf(np.max(bias, axis=-1))
+    shape = (batch, heads, q_len, k_len)
+    if attn_mask is None:
+        mask = _NO_MASK[Q.dtype.type]
+    else:
+        if attn_mask.shape[-1] != k_len or attn_mask.ndim > 4:
+            return None  # a short mask is padded with -inf by the reference
+        mask_small = _as_float_mask(attn_mask, Q.dtype)
+        if mask_small is None:
+            return None
+        try:
+            mask = np.broadcast_to(mask_small, shape)
+        except ValueError:
+            return None
     if scale is None:
         scale = 1 / np.sqrt(size)
-    S = empty((batch, heads, q_len, k_len), Q.dtype)
+    S = empty(shape, Q.dtype)
     np.matmul(q, np.swapaxes(k, 2, 3), out=S)
-    scale_bias_shift(S, np.ascontiguousarray(bias), Q.dtype.type(scale))
-    np.exp(S, out=S)
-    normalize_rows(S, dead)
+    scale_mask(S, mask, attn_mask is not None, bool(is_causal), Q.dtype.type(scale))
+    dead = _dead_rows(None if attn_mask is None else mask_small, bool(is_causal), q_len, k_len)
+    softmax_rows(S, dead)
     if Q.ndim == 3:
         Y = empty((batch, q_len, heads * v_size), Q.dtype)
         np.matmul(S, v, out=Y.reshape(batch, q_len, heads, v_size).transpose(0, 2, 1, 3))
@@ -106,6 +124,9 @@ def attention_fast(Q, K, V, attn_mask, is_causal, kv_num_heads, q_num_heads, sca
         Y = empty((batch, heads, q_len, v_size), Q.dtype)
         np.matmul(S, v, out=Y)
     return Y
+
+
+_NO_MASK = {t: np.broadcast_to(np.zeros(1, t), (1, 1, 1, 1)) for t in (np.float32, np.float64)}
 
 
 @op("Attention", 1, domain="onnxkit", registry=CPU)
