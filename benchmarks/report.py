@@ -95,7 +95,10 @@ def markdown(results: list[dict], info: dict) -> str:
                for r in cpu_runtimes]
         lines.append("| **geometric mean** | " + " | ".join(geo) + " | | |")
     lines += ["", "## Peak memory added by the session (MiB) and start time (s)", "",
-              "Start = session construction + first run, in a fresh process.", "",
+              "Start = session construction + first run, in a fresh process. Memory = "
+              "high-water mark of the resident set minus the resident set once the runtime's "
+              "libraries are loaded; the libraries themselves (Numba + LLVM ~120 MiB, "
+              "onnxruntime ~20 MiB) are in the next table.", "",
               "| model | " + " | ".join(f"{NAMES.get(r, r)} MiB" for r in runtimes)
               + " | " + " | ".join(f"{NAMES.get(r, r)} start" for r in runtimes) + " |",
               "|---|" + "---:|" * (2 * len(runtimes))]
@@ -103,6 +106,12 @@ def markdown(results: list[dict], info: dict) -> str:
         mem = [_fmt(t[(m, r)]["peak_mib"], 1) if (m, r) in t else "—" for r in runtimes]
         start = [_fmt(t[(m, r)]["start_s"]) if (m, r) in t else "—" for r in runtimes]
         lines.append(f"| {m} | " + " | ".join(mem + start) + " |")
+    lines += ["", "## Peak memory including the runtime's libraries (MiB)", "",
+              "| model | " + " | ".join(NAMES.get(r, r) for r in runtimes) + " |",
+              "|---|" + "---:|" * len(runtimes)]
+    for m in models:
+        lines.append(f"| {m} | " + " | ".join(
+            _fmt(t[(m, r)].get("peak_total_mib"), 1) if (m, r) in t else "—" for r in runtimes) + " |")
     lines += ["", "## Output difference against ORT DISABLE_ALL (max |Δ| / max |y|)", "",
               "| model | " + " | ".join(NAMES.get(r, r) for r in runtimes) + " |",
               "|---|" + "---:|" * len(runtimes)]
@@ -149,7 +158,14 @@ def targets(t: dict, models: list[str]) -> list[str]:
            and t[(m, BASELINE)]["peak_mib"] > 0}
     if mem:
         high = max(mem, key=mem.get)
-        line(mem[high] <= 1.5, f"peak memory: at most {mem[high]:.2f}x ORT's ({high}) (target <= 1.5)")
+        line(mem[high] <= 1.5, f"peak memory of the session: at most {mem[high]:.2f}x ORT's "
+                               f"({high}) (target <= 1.5)")
+        total = {m: t[(m, HEADLINE)]["peak_total_mib"] / t[(m, BASELINE)]["peak_total_mib"]
+                 for m in mem if t[(m, BASELINE)].get("peak_total_mib")}
+        if total:
+            worst = max(total, key=total.get)
+            line(total[worst] <= 1.5, f"peak memory with the libraries: at most "
+                                      f"{total[worst]:.2f}x ORT's ({worst}) (target <= 1.5)")
     if ("resnet18", HEADLINE) in t:
         s = t[("resnet18", HEADLINE)]["start_s"]
         line(s <= 2.0, f"new session on resnet18 (warm cache, level 3, incl. first run): "
@@ -163,9 +179,9 @@ def _loads(v) -> str:
 
 def _blas(results) -> str:
     for r in results:
-        for b in r.get("blas") or ():
+        for b in sorted(r.get("blas") or (), key=lambda b: not b.get("numpy")):
             return (f"{b['api']} {b['version']} core {b['core']}, {b['threads']} threads "
-                    f"({b['library']}); numba threading layer {r.get('numba_threading_layer')}")
+                    f"({b['library']}); Numba kernels single-threaded")
     return "—"
 
 

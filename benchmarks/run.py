@@ -6,10 +6,11 @@
 
 For each model (``benchmarks.models`` builds them) and each runtime a fresh Python
 process imports the runtime, times the session's start (construction + first run; the
-imports are not counted), runs it repeatedly and reports the median, and the peak
-memory the runtime added: the high-water mark of the resident set minus the resident
-set before the runtime's libraries were imported (so a runtime's libraries, e.g. Numba
-and LLVM or onnxruntime's shared library, count). Runtimes:
+imports are not counted), runs it repeatedly and reports the median, and memory: the
+high-water mark of the resident set minus the resident set once the runtime's libraries
+are loaded ("session": weights, buffers, arenas, compiled kernels), and minus the
+resident set before they were imported ("total": Numba and LLVM alone are ~120 MiB,
+onnxruntime's library ~20 MiB). Runtimes:
 
 | name                | what                                                        |
 |---------------------|-------------------------------------------------------------|
@@ -71,15 +72,21 @@ def _reset_peak() -> bool:
 
 
 def _import(runtime: str) -> None:
-    """Import the runtime's libraries (their memory counts, their time does not)."""
+    """Import and initialize the runtime's libraries (memory counted apart, time not)."""
     if runtime.startswith("ort-"):
         import onnxruntime  # noqa: F401
     elif runtime == "onnx-ref":
         import onnx.reference  # noqa: F401
     else:
-        import onnxkit  # noqa: F401
+        from onnxkit.ops import load_reference_kernels
+
+        load_reference_kernels()
         if runtime.startswith("cpu-"):
-            import onnxkit.kernels.cpu  # noqa: F401
+            from onnxkit.kernels.cpu import load_cpu_kernels
+            from onnxkit.kernels.cpu._im2col import ceil_div
+
+            load_cpu_kernels()
+            ceil_div(1, 1)  # Numba's LLVM comes up on the first compiled call
 
 
 def _runner(runtime: str, path: str, threads: int):
@@ -116,9 +123,10 @@ def child(spec: dict) -> dict:
     model, runtime = spec["model"], spec["runtime"]
     path = str(model_path(model))
     inputs = feeds(model)
-    resettable = _reset_peak()
-    base = _rss_kib("VmRSS")  # before the runtime's own libraries are imported
+    base_total = _rss_kib("VmRSS")  # before the runtime's own libraries are imported
     _import(runtime)
+    resettable = _reset_peak()
+    base = _rss_kib("VmRSS")  # after: what the session itself adds
     start = time.perf_counter()
     run = _runner(runtime, path, threads)
     outputs = run(inputs)
@@ -134,18 +142,16 @@ def child(spec: dict) -> dict:
         spent = time.perf_counter() - first
         if len(times) >= spec["min_repeat"] and spent > spec["max_seconds"]:
             break
-    peak = (_rss_kib("VmHWM") if resettable else _maxrss_kib()) - base
+    high = _rss_kib("VmHWM") if resettable else _maxrss_kib()
     result = {"model": model, "runtime": runtime, "median_ms": float(np.median(times)) * 1e3,
               "min_ms": float(np.min(times)) * 1e3, "runs": len(times),
               "p90_ms": float(np.percentile(times, 90)) * 1e3, "start_s": start_s,
-              "peak_mib": peak / 1024, "peak_exact": resettable}
+              "peak_mib": (high - base) / 1024, "peak_total_mib": (high - base_total) / 1024,
+              "libraries_mib": (base - base_total) / 1024, "peak_exact": resettable}
     if runtime.startswith("cpu-"):
         from onnxkit.kernels.cpu._threads import blas_info
 
         result["blas"] = blas_info()
-        import numba
-
-        result["numba_threading_layer"] = _numba_layer(numba)
     if spec.get("save"):
         np.save(spec["save"], np.asarray(outputs[0], dtype=np.float32))
     del limiter
@@ -156,13 +162,6 @@ def _maxrss_kib() -> int:
     import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-
-
-def _numba_layer(numba) -> str:
-    try:
-        return numba.threading_layer()
-    except ValueError:  # no parallel region has run
-        return str(numba.config.THREADING_LAYER)
 
 
 # --- the parent ----------------------------------------------------------------------------

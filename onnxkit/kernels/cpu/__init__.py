@@ -18,7 +18,8 @@ so the two executors always give the same answers.
 | tensor          | Gather, Transpose, Concat                                        |
 | resize          | Resize (nearest / linear, 2-D)                                   |
 
-Every kernel is compiled with ``cache=True``; ``python -m onnxkit.kernels.cpu.warm``
+Threads: BLAS keeps its own pool for the matrix products; the Numba kernels run on the
+calling thread (see ``_threads``). Every kernel is compiled with ``cache=True``; ``python -m onnxkit.kernels.cpu.warm``
 compiles them all ahead of a first session. Numba checks only the timestamp of a
 kernel's own file, not of the helpers it inlines, so the cache lives in a directory
 named after a hash of this package's sources: ``$NUMBA_CACHE_DIR/onnxkit-cpu-<hash>``
@@ -64,12 +65,9 @@ def _use_cache_dir() -> None:
 
 _use_cache_dir()
 
-from onnxkit.kernels.cpu._threads import configure  # noqa: E402  (after the cache dir)
-
 
 @lru_cache(maxsize=None)
 def load_cpu_kernels() -> Registry:
-    configure()
     for mod in sorted(m.name for m in pkgutil.walk_packages(__path__, prefix=__name__ + ".")):
         name = mod.rsplit(".", 1)[-1]
         if not name.startswith("_") and name != "warm":

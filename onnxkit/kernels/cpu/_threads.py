@@ -1,14 +1,19 @@
-"""Threads: Numba's parallel regions and OpenBLAS must not fight over the cores.
+"""Threads: one pool only, OpenBLAS's; the Numba kernels run on the calling thread.
 
-Both keep worker threads. After a BLAS call OpenBLAS's workers spin for a while before
-they sleep; a Numba parallel region started then finds its cores busy, and on a small
-machine a run becomes 20-100x slower. The ``cpu`` executor therefore sets up one
-discipline before the first parallel region runs:
+Numba's parallel regions and OpenBLAS each keep worker threads. After a BLAS call the
+OpenBLAS workers spin for a while before they sleep; a Numba parallel region started
+then finds its cores busy, and on a 2-core machine a run becomes 20-100x slower. With
+OMP_WAIT_POLICY=passive the Numba workers no longer spin, but (measured on the 2-core
+development machine) they then rarely get a core in time and the regions gain
+nothing. So the executor keeps a single pool:
 
-- Numba uses the OpenMP threading layer with ``OMP_WAIT_POLICY=passive`` (its workers
-  sleep at once when a region ends) unless the user chose otherwise;
-- BLAS keeps its own threads for the matrix products, and the Numba kernels that run
-  between two products are memory-bound loops that gain little from a second thread.
+- the matrix products (Conv's im2col GEMM, Gemm, MatMul, Attention) go to BLAS, which
+  uses its own threads (numpy's OpenBLAS: all cores by default; ``threadpoolctl``
+  changes it);
+- the Numba kernels between two products (im2col, depthwise, pools, epilogues,
+  normalizations) are compiled without ``parallel`` and run on the calling thread;
+  they are memory-bound loops, and the core they run on is the one BLAS's main thread
+  just left, so nothing waits on a spinning worker.
 
 ``blas_info()`` says which BLAS and which kernel core (``OPENBLAS_CORETYPE``) are in use:
 a machine that forces an older core (e.g. Haswell on an AVX-512 CPU) runs sgemm at half
@@ -19,25 +24,10 @@ from __future__ import annotations
 
 import os
 
-_CONFIGURED = False
-
-
-def configure() -> None:
-    """Environment defaults for Numba's threads; call before the first parallel kernel."""
-    global _CONFIGURED
-    if _CONFIGURED:
-        return
-    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
-    os.environ.setdefault("KMP_BLOCKTIME", "0")
-    import numba
-
-    if "NUMBA_THREADING_LAYER" not in os.environ:
-        numba.config.THREADING_LAYER_PRIORITY = ["omp", "workqueue", "tbb"]
-    _CONFIGURED = True
-
 
 def blas_info() -> list[dict]:
-    """One entry per BLAS library loaded in this process (name, version, core, threads)."""
+    """One entry per BLAS library loaded in this process (name, version, core, threads);
+    ``numpy`` marks numpy's own, the one the matrix products call."""
     try:
         from threadpoolctl import threadpool_info
     except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
@@ -46,7 +36,8 @@ def blas_info() -> list[dict]:
     for info in threadpool_info():
         if info.get("user_api") != "blas":
             continue
-        rows.append({"library": os.path.basename(info.get("filepath", "")),
+        path = info.get("filepath", "")
+        rows.append({"library": os.path.basename(path), "numpy": "numpy" in path,
                      "api": info.get("internal_api"), "version": info.get("version"),
                      "core": info.get("architecture"), "threads": info.get("num_threads"),
                      "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE", "")})
