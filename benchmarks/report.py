@@ -69,7 +69,8 @@ def markdown(results: list[dict], info: dict) -> str:
               f"{info.get('OPENBLAS_CORETYPE (caller)') or 'unset'}"
               f"{' (kept)' if info.get('keep_coretype') else ' (removed for the measurements)' if info.get('OPENBLAS_CORETYPE (caller)') else ''}",
               f"- kernel cache warmed in {info.get('warm_s', 0):.1f} s before measuring; each "
-              "cell is its own process: median of repeated runs after warm-up", ""]
+              "cell is its own process: median of repeated runs after warm-up",
+              f"- measurements started on an idle machine: {_quiet(results)}", ""]
     lines += ["## Median time per run (ms)", "",
               "| model | " + " | ".join(NAMES.get(r, r) for r in runtimes) + " |",
               "|---|" + "---:|" * len(runtimes)]
@@ -171,6 +172,13 @@ def targets(t: dict, models: list[str]) -> list[str]:
         line(s <= 2.0, f"new session on resnet18 (warm cache, level 3, incl. first run): "
                        f"{s:.2f} s (target <= 2 s)")
     return lines
+
+
+def _quiet(results) -> str:
+    flags = [r.get("quiet_before") for r in results]
+    if all(f is None for f in flags):
+        return "not checked (no --wait-quiet)"
+    return f"{sum(1 for f in flags if f)} of {len(flags)}"
 
 
 def _loads(v) -> str:

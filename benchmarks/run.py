@@ -25,7 +25,8 @@ Every runtime gets the same number of threads (``--threads``, default: all cores
 halves sgemm (the core in use is reported). Results go to ``benchmarks/results/``:
 ``benchmark.md`` (tables, target checks), ``benchmark.json`` and ``benchmark.png``.
 Numbers taken while other processes run are noisy: the load average before and after
-is recorded; run it on a quiet machine.
+is recorded; run it on a quiet machine, or with ``--wait-quiet 300`` on a shared one
+(each measurement then waits until the other processes leave the cores idle).
 """
 
 from __future__ import annotations
@@ -189,6 +190,32 @@ def run_child(spec: dict, env: dict, timeout: float) -> dict:
     return {"model": spec["model"], "runtime": spec["runtime"], "error": " | ".join(tail)}
 
 
+def _busy_cores(seconds: float = 1.0) -> float:
+    """How many cores other processes kept busy over ``seconds`` (from /proc/stat)."""
+    def sample():
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:]]
+        return sum(fields) - fields[3] - fields[4], sum(fields)  # busy, total (idle, iowait)
+    try:
+        busy0, total0 = sample()
+        time.sleep(seconds)
+        busy1, total1 = sample()
+    except OSError:
+        return 0.0
+    cores = os.cpu_count() or 1
+    return cores * (busy1 - busy0) / max(total1 - total0, 1)
+
+
+def wait_quiet(max_wait: float, threshold: float = 0.1) -> bool:
+    """Wait (up to ``max_wait`` s) until other processes leave the cores idle."""
+    deadline = time.monotonic() + max_wait
+    while True:
+        if _busy_cores() < threshold:
+            return True
+        if time.monotonic() > deadline:
+            return False
+
+
 def _warm(env: dict) -> float:
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "onnxkit.kernels.cpu.warm"], env=env, cwd=ROOT,
@@ -226,6 +253,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep-coretype", action="store_true",
                         help="keep OPENBLAS_CORETYPE in the children's environment")
     parser.add_argument("--quick", action="store_true", help="5 runs, 2 s each: a smoke test")
+    parser.add_argument("--wait-quiet", type=float, default=0.0, metavar="SECONDS",
+                        help="before each measurement, wait up to this long for the other "
+                             "processes to leave the cores idle (shared machines)")
     parser.add_argument("--out", default=str(RESULTS_DIR), help="where the results go")
     args = parser.parse_args(argv)
     if args.child:
@@ -253,7 +283,11 @@ def main(argv: list[str] | None = None) -> int:
         spec = {"model": model, "runtime": runtime, "threads": args.threads,
                 "repeat": repeat, "min_repeat": 3, "max_seconds": max_seconds,
                 "warmup": 1 if slow else 3, "save": str(outputs_dir / f"{model}.{runtime}.npy")}
-        results.append(run_child(spec, env, timeout=600))
+        quiet = wait_quiet(args.wait_quiet) if args.wait_quiet else None
+        result = run_child(spec, env, timeout=600)
+        result["quiet_before"] = quiet
+        result["load_after"] = os.getloadavg()[0]
+        results.append(result)
     info["load_after"] = os.getloadavg()
     report.add_output_differences(results, outputs_dir)
     shutil.rmtree(outputs_dir, ignore_errors=True)

@@ -14,6 +14,10 @@ laid out with the phase width ``wq``:
 (the columns ow >= OW of ``acc`` are computed and dropped). The padding positions of
 ``Q`` are zeroed once per call; each channel only copies its plane in. The epilogue
 (bias, residual, activation) runs on each output plane once it is written.
+
+Small planes (late layers: 14x14, 7x7 with hundreds of channels) run channels-last
+instead (``depthwise_conv_nhwc``): the caller transposes the few thousand values in
+and out, and the inner loop runs over the channels.
 https://onnx.ai/onnx/operators/onnx__Conv.html
 """
 
@@ -120,3 +124,35 @@ def depthwise_conv(x, w, bias, z, y, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1
                         row[t] = seg[t]
                 res = z[n, m].reshape(oh_n * ow_n) if has_z else z[0, 0, 0]
                 finish(out, bias[m], out, res, 1 if has_z else 0, code, p0, p1)
+
+
+@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+def depthwise_conv_nhwc(x, w, bias, z, y, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1):
+    """Channels-last, for small planes: x (H, W, C), w (KH, KW, C), y (OH, OW, C).
+
+    Every output pixel is one loop over the channels per tap (long and contiguous), where
+    the planar kernel would pay its per-channel setup on planes of a few dozen pixels.
+    """
+    height, width, channels = x.shape
+    kh, kw = w.shape[0], w.shape[1]
+    oh_n, ow_n = y.shape[0], y.shape[1]
+    zero = bias[0] * 0
+    for oh in range(oh_n):
+        for ow in range(ow_n):
+            out = y[oh, ow]
+            for c in range(channels):
+                out[c] = bias[c]
+            for i in range(kh):
+                ih = oh * sh + i * dh - pt
+                if ih < 0 or ih >= height:
+                    continue
+                for j in range(kw):
+                    iw = ow * sw + j * dw - pl
+                    if iw < 0 or iw >= width:
+                        continue
+                    src = x[ih, iw]
+                    wt = w[i, j]
+                    for c in range(channels):
+                        out[c] += wt[c] * src[c]
+            res = z[oh, ow] if has_z else z[0, 0]
+            finish(out, zero, out, res, 1 if has_z else 0, code, p0, p1)

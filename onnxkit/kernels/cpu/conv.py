@@ -8,6 +8,7 @@
         Y[n] = W (group, M/group, C/group*KH*KW) @ cols (group, ., OH*OW)  (BLAS)
     then bias, residual Z and activation in one pass (``_epilogue``)
     depthwise (group == C, W is (C*mult, 1, KH, KW)): direct Numba loop, epilogue fused
+        (planar; channels-last when the output plane has at most 64 pixels)
 
 1-D convolutions run as 2-D ones of height 1. Other shapes (3-D and up, non-float
 dtypes) run the reference kernel.
@@ -16,11 +17,13 @@ https://onnx.ai/onnx/operators/onnx__Conv.html
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty
-from onnxkit.kernels.cpu._depthwise import depthwise_conv
+from onnxkit.kernels.cpu._depthwise import depthwise_conv, depthwise_conv_nhwc
 from onnxkit.kernels.cpu._epilogue import epilogue_rows
 from onnxkit.kernels.cpu._im2col import im2col, phase_shape, phases
 from onnxkit.kernels.cpu._math import activation_code
@@ -32,6 +35,9 @@ from onnxkit.runtime.limits import check_allocation
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _NO_PHASES = {t: np.zeros((1, 1, 1, 1), t) for t in FLOATS}
+_NO_Z4 = _NO_PHASES
+_NO_Z3 = {t: np.zeros((1, 1, 1), t) for t in FLOATS}
+SMALL_PLANE = 64  # output pixels; at most this many: channels-last depthwise
 
 
 def _supported(X, W, B, Z, group, kernel_shape) -> bool:
@@ -48,9 +54,39 @@ def _supported(X, W, B, Z, group, kernel_shape) -> bool:
             and W.size > 0)
 
 
+def _key(values):
+    return None if values is None else tuple(int(v) for v in values)
+
+
+@lru_cache(maxsize=1024)
+def _geometry(in_shape, kernel, strides, dilations, pads, auto_pad):
+    """``geometry`` (the reference's window arithmetic), memoized per layer."""
+    return geometry(in_shape, kernel, strides, dilations, pads, auto_pad)
+
+
 def _as_2d(values, fill: int):
     """A 1-D attribute list as the 2-D one of an input of height 1."""
     return None if values is None else [fill] + list(values)
+
+
+def _depthwise(X, W, bias, Z4, Y, g, code):
+    """Planar kernel, or channels-last for small output planes with many channels."""
+    act, p0, p1 = code
+    p0, p1 = X.dtype.type(p0), X.dtype.type(p1)
+    args = g.strides + g.dilations + g.begin[:2]
+    if Y.shape[2] * Y.shape[3] <= SMALL_PLANE and X.shape[1] >= 32 and W.shape[0] == X.shape[1]:
+        w_last = np.ascontiguousarray(W[:, 0].transpose(1, 2, 0))
+        y_last = np.empty(Y.shape[2:] + Y.shape[1:2], X.dtype)
+        for i in range(X.shape[0]):
+            x_last = np.ascontiguousarray(X[i].transpose(1, 2, 0))
+            z_last = (_NO_Z3[X.dtype] if Z4 is None
+                      else np.ascontiguousarray(Z4[i].transpose(1, 2, 0)))
+            depthwise_conv_nhwc(x_last, w_last, bias, z_last, y_last, Z4 is not None, *args,
+                                act, p0, p1)
+            np.copyto(Y[i], y_last.transpose(2, 0, 1))
+        return
+    z = _NO_Z4[X.dtype] if Z4 is None else np.ascontiguousarray(Z4)
+    depthwise_conv(X, np.ascontiguousarray(W), bias, z, Y, Z4 is not None, *args, act, p0, p1)
 
 
 def conv2d(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, params):
@@ -64,7 +100,7 @@ def conv2d(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, pa
         dilations, strides = _as_2d(dilations, 1), _as_2d(strides, 1)
         if pads is not None:
             pads = [0, pads[0], 0, pads[1]]
-    g = geometry(X.shape[2:], W.shape[2:], strides, dilations, pads, auto_pad)
+    g = _geometry(X.shape[2:], W.shape[2:], _key(strides), _key(dilations), _key(pads), auto_pad)
     n, c, h, w = X.shape
     m, cg, kh, kw = W.shape
     oh, ow = g.out
@@ -77,12 +113,7 @@ def conv2d(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, pa
     Y = empty(out_shape, X.dtype)
     bias = np.zeros(m, X.dtype) if B is None else B
     if group == c and cg == 1 and code is not None:
-        act, p0, p1 = code
-        t = X.dtype.type
-        z = np.zeros((1, 1, 1, 1), X.dtype) if Z4 is None else np.ascontiguousarray(Z4)
-        depthwise_conv(X, np.ascontiguousarray(W), bias, z, Y, Z4 is not None, g.strides[0],
-                       g.strides[1], g.dilations[0], g.dilations[1], g.begin[0], g.begin[1],
-                       act, t(p0), t(p1))
+        _depthwise(X, W, bias, Z4, Y, g, code)
         return Y[:, :, 0, :] if one_d else Y
     k = cg * kh * kw
     pointwise = (kh == kw == 1 and g.strides == (1, 1) and not any(g.begin)
@@ -102,7 +133,10 @@ def conv2d(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, pa
             im2col(X[i], xp, cols, kh, kw, g.strides[0], sw, g.dilations[0],
                    g.dilations[1], g.begin[0], g.begin[1], oh, ow)
             src = cols.reshape(group, k, oh * ow)
-        np.matmul(weights, src, out=Y[i].reshape(group, m // group, oh * ow))
+        if group == 1:
+            np.matmul(weights[0], src[0], out=Y[i].reshape(m, oh * ow))
+        else:
+            np.matmul(weights, src, out=Y[i].reshape(group, m // group, oh * ow))
     rows = Y.reshape(n * m, oh * ow)
     zrows = None if Z4 is None else np.ascontiguousarray(Z4).reshape(n * m, oh * ow)
     Y = epilogue_rows(rows, B, zrows, activation, params).reshape(out_shape)
