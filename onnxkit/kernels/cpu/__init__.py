@@ -22,7 +22,8 @@ Threads: BLAS keeps its own pool for the matrix products; the Numba kernels run 
 calling thread (see ``_threads``). Every kernel is compiled with ``cache=True``; ``python -m onnxkit.kernels.cpu.warm``
 compiles them all ahead of a first session. Numba checks only the timestamp of a
 kernel's own file, not of the helpers it inlines, so the cache lives in a directory
-named after a hash of this package's sources: ``$NUMBA_CACHE_DIR/onnxkit-cpu-<hash>``
+named after a hash of this package's sources (and of ``onnxkit/kernels/indexing.py``,
+whose index helpers they inline): ``$NUMBA_CACHE_DIR/onnxkit-cpu-<hash>``
 (``~/.cache/onnxkit/numba/...`` when NUMBA_CACHE_DIR is unset). Editing any kernel
 file starts a fresh cache instead of reusing stale machine code.
 """
@@ -43,7 +44,8 @@ CPU = Registry("cpu")
 
 def _sources_hash() -> str:
     digest = hashlib.sha1()
-    for path in sorted(Path(__file__).parent.glob("*.py")):
+    here = Path(__file__).parent
+    for path in sorted(here.glob("*.py")) + [here.parent / "indexing.py"]:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:12]

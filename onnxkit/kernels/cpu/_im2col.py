@@ -16,17 +16,25 @@ from __future__ import annotations
 
 from numba import njit
 
+from onnxkit.kernels.indexing import for_cpu, window_taps
+
 
 @njit(inline="always")
 def ceil_div(a, b):
     return -((-a) // b)
 
 
+_window_taps = for_cpu(window_taps)
+
+
 @njit(inline="always")
 def valid_range(offset, stride, size, out):
-    """The ``o`` in [0, out) with 0 <= o * stride + offset < size, as [lo, hi)."""
-    lo = max(0, ceil_div(-offset, stride))
-    hi = min(out, ceil_div(size - offset, stride))
+    """The ``o`` in [0, out) with 0 <= o * stride + offset < size, as [lo, hi), lo <= hi.
+
+    This is ``window_taps`` of ``onnxkit.kernels.indexing`` (shared with the cuda kernels)
+    with the output index in the role of the tap.
+    """
+    lo, hi = _window_taps(offset, stride, out, size)
     return lo, max(lo, hi)
 
 
