@@ -130,7 +130,8 @@ def markdown(results: list[dict], info: dict) -> str:
 
 def _speedup(t, m) -> str:
     if (m, "onnx-ref") in t and (m, HEADLINE) in t:
-        return _fmt(t[(m, "onnx-ref")]["median_ms"] / t[(m, HEADLINE)]["median_ms"], 0) + "x"
+        ratio = t[(m, "onnx-ref")]["median_ms"] / t[(m, HEADLINE)]["median_ms"]
+        return (f"{ratio:.0f}" if ratio >= 10 else f"{ratio:.1f}") + "x"
     return "—"
 
 
@@ -152,7 +153,7 @@ def targets(t: dict, models: list[str]) -> list[str]:
              for m in models if (m, "onnx-ref") in t and (m, HEADLINE) in t}
     if speed:
         low = min(speed, key=speed.get)
-        line(speed[low] >= 30, f"least speed-up over onnx.reference: {low} at {speed[low]:.0f}x "
+        line(speed[low] >= 30, f"least speed-up over onnx.reference: {low} at {speed[low]:.1f}x "
                                "(target >= 30x)")
     mem = {m: t[(m, HEADLINE)]["peak_mib"] / t[(m, BASELINE)]["peak_mib"]
            for m in models if (m, HEADLINE) in t and (m, BASELINE) in t
@@ -220,6 +221,12 @@ def chart(results: list[dict], path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def rewrite(json_path: Path, out_dir: Path) -> None:
+    """Render a saved ``benchmark.json`` again (tables, chart) into ``out_dir``."""
+    data = json.loads(Path(json_path).read_text())
+    write(data["results"], data["info"], Path(out_dir))
 
 
 def write(results: list[dict], info: dict, out_dir: Path) -> None:
