@@ -1,16 +1,18 @@
 """Conv and onnxkit::FusedConv on the GPU: implicit GEMM, or direct for thin groups.
 
-Per image n and group g the convolution is a matrix product (im2col)::
+Per group g the convolution is one matrix product over every image at once (im2col)::
 
-    Y[n, g*Mg + m, p] = sum_r W[g*Mg + m, r] * cols[n, g][r, p]
+    Y[n, g*Mg + m, p] = sum_r W[g*Mg + m, r] * cols[g][r, (n, p)]
         r = (c, kd, kh, kw) over the group's Cg input channels and the kernel taps
-        p = (od, oh, ow) over the output positions
-        cols[r, p] = X[n, g*Cg + c, od*s - begin + kd*d, ...]   (0 in the padding)
+        p = (od, oh, ow) over the output positions; columns q = (n, p), Q = N * P of them
+        cols[r, q] = X[n, g*Cg + c, od*s - begin + kd*d, ...]   (0 in the padding)
 
-Implicit GEMM never builds ``cols``: the tiled loop of ``matmul.py`` loads each tile of it
-straight from X with the im2col index math of ``onnxkit.kernels.indexing``. When a group
-has few output channels (depthwise: Mg = 1) most of a tile would be wasted, so one
-thread per output element sums its own window instead (direct).
+Implicit GEMM never builds ``cols``: the register-tiled loop of ``_tiles`` fetches each
+slice of it straight from X. Each thread fetches one column of a slice, so it works out
+that column's image and window start once (``im2col_col_split``, ``window_start``); a
+row r is a lookup in ``row_table`` (host index math: X offset and tap of each r).
+When a group has few output channels (depthwise: Mg = 1) most of a tile would be
+wasted, so one thread per output element sums its own window instead (direct).
 
 1-D and 2-D convolutions run as 3-D ones over leading axes of size 1. The epilogue adds
 B[m], then Z (FusedConv), then applies the activation.
@@ -25,72 +27,115 @@ from numba import cuda
 
 from onnxkit.errors import KernelError
 from onnxkit.kernels.cuda import CUDA
+from onnxkit.kernels.cuda import _device
 from onnxkit.kernels.cuda._device import (FLOAT_DTYPES, HostFallback, device, empty, launch,
                                           launch_1d, need_dtype)
 from onnxkit.kernels.cuda._scalar import activation as activation_formula, identity
-from onnxkit.kernels.cuda.matmul import TILE
-from onnxkit.kernels.indexing import (conv_input_coord, for_cuda, im2col_col_split,
+from onnxkit.kernels.cuda._tiles import Tiles, choose, multiply_slice, park_rows, slot
+from onnxkit.kernels.indexing import (contiguous_strides, for_cuda, im2col_col_split,
                                       im2col_row_split, spatial3, window_start, window_taps)
 from onnxkit.ops.nn._windows import geometry
 from onnxkit.ops.nn.conv import check_kernel_shape
 from onnxkit.ops.registry import op
 
-_row_split = for_cuda(im2col_row_split)
 _col_split = for_cuda(im2col_col_split)
-_coord = for_cuda(conv_input_coord)
 _start = for_cuda(window_start)
 _taps = for_cuda(window_taps)
+THIN_GROUP = 8  # groups with fewer output channels than this run the direct kernel
+
+
+def row_table(cg, in3, k3, d3) -> np.ndarray:
+    """int32 [R, 4]: per im2col row r = (c, kd, kh, kw), the X offset of its tap relative
+    to the window start, and the tap's position along each axis (kd*d0, kh*d1, kw*d2)."""
+    rows = np.arange(cg * int(np.prod(k3)), dtype=np.int64)
+    c, kd, kh, kw = im2col_row_split(rows, *k3)  # the helper works on arrays too
+    taps = np.stack([kd * d3[0], kh * d3[1], kw * d3[2]], axis=1)
+    offsets = c * int(np.prod(in3)) + taps @ contiguous_strides(in3)
+    if offsets.size and offsets.max() >= 2 ** 31:
+        raise HostFallback("a channel group larger than 2**31 elements")
+    return np.concatenate([offsets[:, None], taps], axis=1).astype(np.int32)
+
+
+@lru_cache(maxsize=256)
+def _device_row_table(cg, in3, k3, d3):
+    """``row_table`` in device memory, made once per geometry (a kernel constant, not data)."""
+    return _device._to_device(row_table(cg, in3, k3, d3))
 
 
 @lru_cache(maxsize=None)
-def implicit_gemm_kernel(dtype, formula):
-    T = TILE
+def implicit_gemm_kernel(dtype, formula, tiles: Tiles):
+    BM, BN, BK, TM, TN = tiles.bm, tiles.bn, tiles.bk, tiles.tm, tiles.tn
+    RT, CT, NT = BM // TM, BN // TN, tiles.threads
+    LA, LB = BM * BK // NT, BN * BK // NT
     elem = numba.from_dtype(dtype)
     zero = np.dtype(dtype).type(0)
     act = for_cuda(formula)
+    multiply, park = multiply_slice(tiles), park_rows(tiles)
 
     @cuda.jit
-    def kernel(x, w, bias, has_bias, z, has_z, C, cg, mg, R, P, group, in3, k3, s3, d3, p3, o3,
-               p0, p1, out):
-        sw = cuda.shared.array((T, T), elem)
-        sx = cuda.shared.array((T, T), elem)
-        tx = cuda.threadIdx.x
-        ty = cuda.threadIdx.y
-        n = cuda.blockIdx.z // group
-        g = cuda.blockIdx.z % group
-        m = cuda.blockIdx.y * T + ty  # output channel inside the group
-        p = cuda.blockIdx.x * T + tx  # output position
-        acc = zero
-        for r0 in range(0, R, T):
-            r = r0 + tx
-            if m < mg and r < R:
-                sw[ty, tx] = w[(g * mg + m) * R + r]
-            else:
-                sw[ty, tx] = zero
-            r = r0 + ty
-            v = zero
-            if r < R and p < P:
-                c, kd, kh, kw = _row_split(r, k3[0], k3[1], k3[2])
-                od, oh, ow = _col_split(p, o3[0], o3[1], o3[2])
-                i0 = _coord(od, kd, s3[0], p3[0], d3[0])
-                i1 = _coord(oh, kh, s3[1], p3[1], d3[1])
-                i2 = _coord(ow, kw, s3[2], p3[2], d3[2])
-                if 0 <= i0 < in3[0] and 0 <= i1 < in3[1] and 0 <= i2 < in3[2]:
-                    v = x[(((n * C + g * cg + c) * in3[0] + i0) * in3[1] + i1) * in3[2] + i2]
-            sx[ty, tx] = v
+    def kernel(x, w, bias, has_bias, z, has_z, table, C, cg, mg, R, P, Q, group, in3, s3, p3,
+               o3, p0, p1, out):
+        As = cuda.shared.array((BK, BM), elem)
+        Bs = cuda.shared.array((BK, BN), elem)
+        Cs = cuda.shared.array((RT, BN), elem)
+        acc = cuda.local.array((TM, TN), elem)
+        fa = cuda.local.array(TM, elem)
+        fb = cuda.local.array(TN, elem)
+        ra = cuda.local.array(LA, elem)
+        rb = cuda.local.array(LB, elem)
+        t = cuda.threadIdx.x
+        tr, tc = t // CT, t % CT
+        g = cuda.blockIdx.z
+        m0, n0 = cuda.blockIdx.y * BM, cuda.blockIdx.x * BN
+        # the one column q of every B slice this thread fetches (NT is a multiple of BN)
+        q = n0 + t % BN
+        image, p = q // P, q % P
+        od, oh, ow = _col_split(p, o3[0], o3[1], o3[2])
+        b0, b1, b2 = _start(od, s3[0], p3[0]), _start(oh, s3[1], p3[1]), _start(ow, s3[2], p3[2])
+        corner = (((image * C + g * cg) * in3[0] + b0) * in3[1] + b1) * in3[2] + b2
+        w0 = g * mg * R
+        for i in range(TM):
+            for j in range(TN):
+                acc[i, j] = zero
+        for k0 in range(-BK, R, BK):  # k0 = -BK only fetches the first slice
+            if k0 >= 0:
+                for l in range(LA):
+                    m, k = slot(t + l * NT, True, BM, BK)
+                    As[k, m] = ra[l]
+                for l in range(LB):
+                    Bs[(t + l * NT) // BN, t % BN] = rb[l]
+                cuda.syncthreads()
+            if k0 + BK < R:
+                for l in range(LA):
+                    m, k = slot(t + l * NT, True, BM, BK)
+                    m, k = m0 + m, k0 + BK + k
+                    ra[l] = w[w0 + m * R + k] if m < mg and k < R else zero
+                for l in range(LB):
+                    r = k0 + BK + (t + l * NT) // BN
+                    v = zero
+                    if q < Q and r < R:
+                        i0, i1, i2 = b0 + table[r, 1], b1 + table[r, 2], b2 + table[r, 3]
+                        if 0 <= i0 < in3[0] and 0 <= i1 < in3[1] and 0 <= i2 < in3[2]:
+                            v = x[corner + table[r, 0]]
+                    rb[l] = v
+            if k0 >= 0:
+                multiply(As, Bs, acc, fa, fb, tr, tc)
+                cuda.syncthreads()
+        for i in range(TM):
+            park(acc, Cs, i, tr, tc)
             cuda.syncthreads()
-            for kk in range(T):
-                acc += sw[ty, kk] * sx[kk, tx]
+            for e in range(t, RT * BN, NT):
+                m, col = m0 + RT * i + e // BN, n0 + e % BN
+                if m < mg and col < Q:
+                    mo = g * mg + m
+                    y = Cs[e // BN, e % BN]
+                    if has_bias:
+                        y += bias[mo]
+                    o = ((col // P) * group * mg + mo) * P + col % P
+                    if has_z:
+                        y += z[o]
+                    out[o] = act(y, p0, p1)
             cuda.syncthreads()
-        if m < mg and p < P:
-            mo = g * mg + m
-            y = acc
-            if has_bias:
-                y += bias[mo]
-            o = (n * group * mg + mo) * P + p
-            if has_z:
-                y += z[o]
-            out[o] = act(y, p0, p1)
 
     return kernel
 
@@ -138,8 +183,9 @@ def direct_kernel(dtype, formula):
 
 def conv_nd(X, W, B=None, Z=None, *, auto_pad="NOTSET", dilations=None, group=1,
             kernel_shape=None, pads=None, strides=None, formula=identity, p0=0.0, p1=0.0,
-            method=None):
-    """Y = act(Conv(X, W, B) + Z); ``method`` "gemm" or "direct" forces a kernel (tests)."""
+            method=None, tiles=None):
+    """Y = act(Conv(X, W, B) + Z); ``method`` ("gemm" / "direct") and ``tiles`` force a
+    kernel (tests)."""
     X, W = device(X, "X"), device(W, "W")
     need_dtype(X, FLOAT_DTYPES, "X")
     if W.dtype != X.dtype:
@@ -161,22 +207,23 @@ def conv_nd(X, W, B=None, Z=None, *, auto_pad="NOTSET", dilations=None, group=1,
     if out.size == 0:
         return out
     cg, mg = c // group, m // group
-    k3 = spatial3(g.kernel, 1)
-    geometry3 = (spatial3(X.shape[2:], 1), k3, spatial3(g.strides, 1), spatial3(g.dilations, 1),
-                 spatial3(g.begin, 0), spatial3(g.out, 1))
+    in3, k3 = spatial3(X.shape[2:], 1), spatial3(g.kernel, 1)
+    s3, d3, p3, o3 = (spatial3(g.strides, 1), spatial3(g.dilations, 1), spatial3(g.begin, 0),
+                      spatial3(g.out, 1))
     R, P = cg * int(np.prod(k3)), int(np.prod(g.out))
-    args = (X.flat, W.flat, X.flat if bias is None else bias.flat, bias is not None,
-            X.flat if z is None else z.flat, z is not None, c, cg, mg, R, P, group) + geometry3 + (
-        float(p0), float(p1), out.flat)
+    head = (X.flat, W.flat, X.flat if bias is None else bias.flat, bias is not None,
+            X.flat if z is None else z.flat, z is not None)
     if method is None:
-        method = "direct" if mg < TILE // 2 else "gemm"
-    if n * group > 65535:  # the implicit GEMM puts (image, group) on the grid's z axis
-        method = "direct"
+        method = "direct" if mg < THIN_GROUP or group > 65535 else "gemm"
     if method == "gemm":
-        blocks = ((P + TILE - 1) // TILE, (mg + TILE - 1) // TILE, n * group)
-        launch(implicit_gemm_kernel(X.dtype, formula), blocks, (TILE, TILE), *args)
+        tiles = tiles or choose(mg, n * P, group, X.dtype)
+        table = _device_row_table(cg, in3, k3, d3)
+        launch(implicit_gemm_kernel(X.dtype, formula, tiles), tiles.blocks(mg, n * P) + (group,),
+               tiles.threads, *head, table, c, cg, mg, R, P, n * P, group, in3, s3, p3, o3,
+               float(p0), float(p1), out.flat)
     else:
-        launch_1d(direct_kernel(X.dtype, formula), out.size, *args)
+        launch_1d(direct_kernel(X.dtype, formula), out.size, *head, c, cg, mg, R, P, group,
+                  in3, k3, s3, d3, p3, o3, float(p0), float(p1), out.flat)
     return out
 
 

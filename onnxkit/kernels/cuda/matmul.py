@@ -1,11 +1,11 @@
-"""MatMul, Gemm and the onnxkit FusedGemm / FusedMatMul: one tiled GEMM kernel.
+"""MatMul, Gemm and the onnxkit FusedGemm / FusedMatMul: one register-tiled GEMM kernel.
 
-    for each batch b, output tile (rows r0.., cols c0..)      one block of TILE x TILE threads
-        acc = 0
-        for k0 in 0, TILE, 2*TILE, ... < K:
-            shared A[TILE, TILE] <- A'[b, r0 + ty, k0 + tx]   each thread loads one element
-            shared B[TILE, TILE] <- B'[b, k0 + ty, c0 + tx]   (zero outside the matrices)
-            sync; acc += sum_k A[ty, k] * B[k, tx]; sync
+    for each batch b (grid z), output tile (rows m0.., cols n0..)     one block (``_tiles``)
+        acc[TM, TN] = 0 in registers
+        for k0 in 0, BK, 2*BK, ... < K:
+            shared As[BK, BM] <- A'[b, m0.., k0..];  Bs[BK, BN] <- B'[b, k0.., n0..]
+            (zero outside the matrices; the next slice is fetched while this one is used)
+            acc += As^T @ Bs                        (``_tiles.multiply_slice``)
         Y[b, r, c] = act(alpha * acc + beta * C[b, r, c])
 
 Operands are read through strides, so Gemm's transA / transB cost nothing, broadcast
@@ -23,74 +23,100 @@ from numba import cuda
 from onnxkit.errors import KernelError
 from onnxkit.kernels.cuda import CUDA
 from onnxkit.kernels.cuda._device import (DEVICE_DTYPES, HostFallback, device, empty, launch,
-                                          need_dtype, shape_tuple, simulated)
+                                          need_dtype, shape_tuple)
 from onnxkit.kernels.cuda._scalar import activation as activation_formula, identity
+from onnxkit.kernels.cuda._tiles import Tiles, choose, multiply_slice, park_rows, slot
 from onnxkit.kernels.indexing import broadcast_offset, broadcast_strides, for_cuda
 from onnxkit.ops.registry import op
 
-TILE = 8 if simulated() else 16  # the simulator runs each thread as a Python thread
 NUMERIC = frozenset(d for d in DEVICE_DTYPES if d.kind in "iuf")
 _offset = for_cuda(broadcast_offset)
 
 
 @lru_cache(maxsize=None)
-def gemm_kernel(dtype, formula):
-    """The tiled kernel for one element type and one epilogue formula (``_scalar``)."""
-    T = TILE
+def gemm_kernel(dtype, formula, tiles: Tiles):
+    """The kernel for one element type, epilogue formula (``_scalar``) and tiling."""
+    BM, BN, BK, TM, TN = tiles.bm, tiles.bn, tiles.bk, tiles.tm, tiles.tn
+    RT, CT, NT = BM // TM, BN // TN, tiles.threads
+    LA, LB = BM * BK // NT, BN * BK // NT  # slice elements each thread fetches
     elem = numba.from_dtype(dtype)
     zero = np.dtype(dtype).type(0)
     act = for_cuda(formula)
+    multiply, park = multiply_slice(tiles), park_rows(tiles)
 
     @cuda.jit
     def kernel(a, a_batch, a_rs, a_cs, b, b_batch, b_rs, b_cs, c, c_batch, c_rs, c_cs, has_c,
                batch_shape, batches, M, N, K, alpha, beta, p0, p1, out):
-        sa = cuda.shared.array((T, T), elem)
-        sb = cuda.shared.array((T, T), elem)
-        tx = cuda.threadIdx.x
-        ty = cuda.threadIdx.y
-        row = cuda.blockIdx.y * T + ty
-        col = cuda.blockIdx.x * T + tx
+        As = cuda.shared.array((BK, BM), elem)
+        Bs = cuda.shared.array((BK, BN), elem)
+        Cs = cuda.shared.array((RT, BN), elem)
+        acc = cuda.local.array((TM, TN), elem)
+        fa = cuda.local.array(TM, elem)
+        fb = cuda.local.array(TN, elem)
+        ra = cuda.local.array(LA, elem)
+        rb = cuda.local.array(LB, elem)
+        t = cuda.threadIdx.x
+        tr, tc = t // CT, t % CT
+        m0, n0 = cuda.blockIdx.y * BM, cuda.blockIdx.x * BN
+        a_k_fast, b_k_fast = a_cs == 1, b_rs == 1  # which way each operand is contiguous
         for batch in range(cuda.blockIdx.z, batches, cuda.gridDim.z):
             a0 = _offset(batch, batch_shape, a_batch)
             b0 = _offset(batch, batch_shape, b_batch)
-            acc = zero
-            for k0 in range(0, K, T):
-                k = k0 + tx
-                if row < M and k < K:
-                    sa[ty, tx] = a[a0 + row * a_rs + k * a_cs]
-                else:
-                    sa[ty, tx] = zero
-                k = k0 + ty
-                if k < K and col < N:
-                    sb[ty, tx] = b[b0 + k * b_rs + col * b_cs]
-                else:
-                    sb[ty, tx] = zero
+            for i in range(TM):
+                for j in range(TN):
+                    acc[i, j] = zero
+            for k0 in range(-BK, K, BK):  # k0 = -BK only fetches the first slice
+                if k0 >= 0:
+                    for l in range(LA):
+                        m, k = slot(t + l * NT, a_k_fast, BM, BK)
+                        As[k, m] = ra[l]
+                    for l in range(LB):
+                        n, k = slot(t + l * NT, b_k_fast, BN, BK)
+                        Bs[k, n] = rb[l]
+                    cuda.syncthreads()
+                if k0 + BK < K:
+                    for l in range(LA):
+                        m, k = slot(t + l * NT, a_k_fast, BM, BK)
+                        m, k = m0 + m, k0 + BK + k
+                        ra[l] = a[a0 + m * a_rs + k * a_cs] if m < M and k < K else zero
+                    for l in range(LB):
+                        n, k = slot(t + l * NT, b_k_fast, BN, BK)
+                        n, k = n0 + n, k0 + BK + k
+                        rb[l] = b[b0 + k * b_rs + n * b_cs] if n < N and k < K else zero
+                if k0 >= 0:
+                    multiply(As, Bs, acc, fa, fb, tr, tc)
+                    cuda.syncthreads()
+            c0 = _offset(batch, batch_shape, c_batch) if has_c else 0
+            for i in range(TM):
+                park(acc, Cs, i, tr, tc)
                 cuda.syncthreads()
-                for kk in range(T):
-                    acc += sa[ty, kk] * sb[kk, tx]
+                for e in range(t, RT * BN, NT):
+                    row, col = m0 + RT * i + e // BN, n0 + e % BN
+                    if row < M and col < N:
+                        y = alpha * Cs[e // BN, e % BN]
+                        if has_c:
+                            y += beta * c[c0 + row * c_rs + col * c_cs]
+                        out[(batch * M + row) * N + col] = act(y, p0, p1)
                 cuda.syncthreads()
-            if row < M and col < N:
-                y = alpha * acc
-                if has_c:
-                    y += beta * c[_offset(batch, batch_shape, c_batch) + row * c_rs + col * c_cs]
-                out[(batch * M + row) * N + col] = act(y, p0, p1)
 
     return kernel
 
 
 def tiled_gemm(A, a_strides, B, b_strides, C, c_strides, batch_shape, M, N, K, out_shape,
-         alpha=1.0, beta=1.0, formula=identity, p0=0.0, p1=0.0):
-    """Launch the tiled kernel. ``*_strides`` are (batch strides, row stride, col stride)."""
+               alpha=1.0, beta=1.0, formula=identity, p0=0.0, p1=0.0, tiles=None):
+    """Launch the kernel. ``*_strides`` are (batch strides, row stride, col stride)."""
     batches = int(np.prod(batch_shape, dtype=np.int64))
     out = empty(out_shape, A.dtype)
     if out.size == 0:
         return out
+    tiles = tiles or choose(M, N, batches, A.dtype)
     has_c = C is not None
     c_flat, c_strides = (C.flat, c_strides) if has_c else (A.flat, (a_strides[0], 0, 0))
-    blocks = ((N + TILE - 1) // TILE, (M + TILE - 1) // TILE, min(batches, 65535))
-    if blocks[1] > 65535:
+    cols, rows = tiles.blocks(M, N)
+    if rows > 65535:
         raise HostFallback(f"{M} rows need more than 65535 blocks on the grid's y axis")
-    launch(gemm_kernel(A.dtype, formula), blocks, (TILE, TILE),
+    launch(gemm_kernel(A.dtype, formula, tiles), (cols, rows, min(batches, 65535)),
+           tiles.threads,
            A.flat, a_strides[0], a_strides[1], a_strides[2],
            B.flat, b_strides[0], b_strides[1], b_strides[2],
            c_flat, c_strides[0], c_strides[1], c_strides[2], has_c,
@@ -107,7 +133,7 @@ def _operands(A, B):
     return A, B
 
 
-def _matmul(A, B, bias=None, formula=identity, p0=0.0, p1=0.0):
+def _matmul(A, B, bias=None, formula=identity, p0=0.0, p1=0.0, tiles=None):
     """numpy.matmul: 1-D operands gain (then lose) a dimension; batch dimensions broadcast."""
     if A.ndim == 0 or B.ndim == 0:
         raise KernelError(f"MatMul needs operands of rank >= 1, got shapes {list(A.shape)} "
@@ -127,7 +153,7 @@ def _matmul(A, B, bias=None, formula=identity, p0=0.0, p1=0.0):
             raise HostFallback(f"Bias {list(bias.shape)} would broadcast the product {list(final)}")
         c_strides = _bias_strides(bias.shape, final, batch, A.ndim > 1, B.ndim > 1)
     return tiled_gemm(A, a_strides, B, b_strides, bias, c_strides, batch, M, N, K, final,
-                1.0, 1.0, formula, p0, p1)
+                      1.0, 1.0, formula, p0, p1, tiles)
 
 
 def _batch_strides(shape, batch, matrix_size) -> tuple:
@@ -144,7 +170,7 @@ def _bias_strides(shape, final, batch, has_m, has_n) -> tuple:
     return (tuple(int(s) for s in strides) if batch else (0,)), int(row), int(col)
 
 
-def _gemm(A, B, C, alpha, beta, transA, transB, formula=identity, p0=0.0, p1=0.0):
+def _gemm(A, B, C, alpha, beta, transA, transB, formula=identity, p0=0.0, p1=0.0, tiles=None):
     A, B = _operands(A, B)
     if A.ndim != 2 or B.ndim != 2:
         raise KernelError(f"Gemm needs 2-D A and B, got shapes {list(A.shape)} and {list(B.shape)}")
@@ -165,7 +191,7 @@ def _gemm(A, B, C, alpha, beta, transA, transB, formula=identity, p0=0.0, p1=0.0
     else:
         C = None
     return tiled_gemm(A, a_strides, B, b_strides, C, c_strides, (), M, N, K, (M, N), alpha, beta,
-                formula, p0, p1)
+                      formula, p0, p1, tiles)
 
 
 @op("MatMul", 1, 9, 13, registry=CUDA)

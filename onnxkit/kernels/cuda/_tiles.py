@@ -1,0 +1,151 @@
+"""Register tiling: the core that MatMul / Gemm and Conv (implicit GEMM) share.
+
+One block computes a BM x BN tile of ``Y = A @ B`` (A is M x K, B is K x N); each of its
+``threads = (BM / TM) * (BN / TN)`` threads keeps TM x TN outputs in registers::
+
+    thread t owns rows    m0 + tr + RT*i   (i < TM, tr = t // CT, RT = BM / TM)
+              and columns n0 + tc + CT*j   (j < TN, tc = t %  CT, CT = BN / TN)
+    acc[:, :] = 0
+    fetch slice 0 of A (BM x BK) and of B (BK x BN) into registers
+    for k0 in 0, BK, 2*BK, ... < K:
+        registers -> shared As[BK, BM], Bs[BK, BN]; sync
+        fetch slice k0 + BK into registers         (its loads fly while we multiply)
+        for k < BK:                                 (``multiply_slice``)
+            a[i] = As[k, tr + RT*i];  b[j] = Bs[k, tc + CT*j]
+            acc[i, j] += a[i] * b[j]                TM*TN multiply-adds per TM+TN reads
+        sync
+    for i < TM:                                     (the epilogue, ``park_rows``)
+        shared Cs[RT, BN] <- acc[i, :]              rows m0 + RT*i .. m0 + RT*(i+1)
+        sync; every thread finishes some of Cs: Y[row, col] = epilogue(Cs[...]); sync
+
+Every loop that indexes ``acc`` must be unrolled for ``acc`` to stay in registers. The
+main loop's are; the epilogue (bias, residual, activation) is too much code to unroll
+TM times, so ``acc`` is parked in local memory once at the end (an L1-cached copy of
+TM*TN values per thread, next to the K/BK slices of TM*TN multiply-adds before it). The
+epilogue reads it through shared memory, so its global stores are coalesced.
+
+Rows and columns are dealt out with a stride (``tr + RT*i``), not in runs, so the 32
+threads of a warp read 32 different shared-memory banks and store 32 neighbouring
+outputs. Each element of a slice is fetched by one thread (``slot``): consecutive threads
+take consecutive elements along whichever axis is contiguous in global memory.
+
+Under the simulator every GPU thread is a Python thread, so it runs ``SIMULATED`` (small
+tiles, the same code); the PTX compile check builds the real ones.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from numba import cuda
+
+from onnxkit.kernels.cuda._device import simulated
+
+
+@dataclass(frozen=True)
+class Tiles:
+    """Block tile BM x BN, slice depth BK, per-thread tile TM x TN."""
+
+    bm: int
+    bn: int
+    bk: int
+    tm: int
+    tn: int
+
+    @property
+    def threads(self) -> int:
+        return (self.bm // self.tm) * (self.bn // self.tn)
+
+    def __post_init__(self):
+        n = self.threads
+        if self.bm % self.tm or self.bn % self.tn or (self.bm * self.bk) % n \
+                or (self.bn * self.bk) % n or n % self.bn:
+            raise ValueError(f"{self}: threads must split both slices evenly and cover BN")
+
+    def blocks(self, rows: int, cols: int) -> tuple[int, int]:
+        """(column blocks, row blocks) covering a rows x cols product."""
+        return -(-cols // self.bn), -(-rows // self.bm)
+
+
+LARGE = Tiles(128, 128, 8, 8, 8)  # 256 threads, 64 outputs each: big products
+MEDIUM = Tiles(64, 64, 16, 4, 4)  # 256 threads, 16 outputs each: small ones, 8-byte types
+SIMULATED = Tiles(16, 16, 4, 2, 2)  # 64 threads
+CHOICES = (LARGE, MEDIUM)
+
+
+@lru_cache(maxsize=None)
+def multiprocessors() -> int:
+    """Streaming multiprocessors of the current GPU (132 on an H100 when unknown)."""
+    try:
+        return int(cuda.get_current_device().MULTIPROCESSOR_COUNT)
+    except Exception:  # the PTX compile check has no device
+        return 132
+
+
+def choose(rows: int, cols: int, batches: int, dtype) -> Tiles:
+    """LARGE tiles when they still give every multiprocessor a block, else MEDIUM.
+
+    8-byte types take MEDIUM: 64 float64 accumulators would spill out of registers.
+    Under the simulator, where each thread costs a Python thread, the tiling that starts
+    the fewest threads (so the real tilings run in the simulator tests too).
+    """
+    if simulated():
+        return min((SIMULATED, MEDIUM, LARGE),
+                   key=lambda t: math.prod(t.blocks(rows, cols)) * t.threads)
+    if np.dtype(dtype).itemsize > 4:
+        return MEDIUM
+    x, y = LARGE.blocks(rows, cols)
+    return LARGE if x * y * batches >= multiprocessors() else MEDIUM
+
+
+# ---------------------------------------------------------------- device functions
+
+
+@cuda.jit(device=True, inline=True)
+def slot(e, depth_fast, width, depth):
+    """Element ``e`` of a slice ``width`` wide and ``depth`` deep: ``(w, d)``.
+
+    ``depth_fast``: consecutive ``e`` walk the depth (K) axis, else the width axis.
+    """
+    if depth_fast:
+        return e // depth, e % depth
+    return e % width, e // width
+
+
+@lru_cache(maxsize=None)
+def multiply_slice(tiles: Tiles):
+    """``acc += As[:, rows]^T @ Bs[:, cols]`` for one thread: the inner loop above."""
+    BK, TM, TN = tiles.bk, tiles.tm, tiles.tn
+    RT, CT = tiles.bm // tiles.tm, tiles.bn // tiles.tn
+
+    @cuda.jit(device=True, inline=True)
+    def multiply(As, Bs, acc, a, b, tr, tc):
+        for k in range(BK):
+            for i in range(TM):
+                a[i] = As[k, tr + RT * i]
+            for j in range(TN):
+                b[j] = Bs[k, tc + CT * j]
+            for i in range(TM):
+                for j in range(TN):
+                    acc[i, j] += a[i] * b[j]
+
+    return multiply
+
+
+@lru_cache(maxsize=None)
+def park_rows(tiles: Tiles):
+    """``Cs[tr, tc + CT*j] = acc[i, j]``: row ``i`` of every thread's tile to shared memory.
+
+    Cs[r, col] is then output row ``m0 + RT*i + r``, column ``n0 + col``.
+    """
+    TN, CT = tiles.tn, tiles.bn // tiles.tn
+
+    @cuda.jit(device=True, inline=True)
+    def park(acc, Cs, i, tr, tc):
+        for j in range(TN):
+            Cs[tr, tc + CT * j] = acc[i, j]
+
+    return park

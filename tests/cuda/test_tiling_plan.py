@@ -1,0 +1,61 @@
+"""Host-side planning of the tiled cuda kernels: tilings, their choice, the im2col row table.
+
+No GPU and no simulator needed: this is plain Python and numpy.
+"""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from onnxkit.kernels.cuda import _tiles
+from onnxkit.kernels.cuda._tiles import LARGE, MEDIUM, SIMULATED, Tiles
+from onnxkit.kernels.cuda.conv import row_table
+
+
+@pytest.mark.parametrize("tiles", [SIMULATED, MEDIUM, LARGE])
+def test_each_tiling_deals_every_slice_element_to_exactly_one_thread(tiles):
+    def dealt(width, depth_fast):
+        seen = set()
+        for t in range(tiles.threads):
+            for l in range(width * tiles.bk // tiles.threads):
+                seen.add(_tiles.slot.py_func(t + l * tiles.threads, depth_fast, width, tiles.bk))
+        return seen
+
+    for width in (tiles.bm, tiles.bn):
+        for depth_fast in (True, False):
+            assert dealt(width, depth_fast) == set(itertools.product(range(width), range(tiles.bk)))
+
+
+def test_a_tiling_the_threads_cannot_split_is_refused():
+    with pytest.raises(ValueError, match="split"):
+        Tiles(64, 64, 6, 4, 4)  # 64 * 6 slice elements over 256 threads
+
+
+def test_large_tiles_only_when_every_multiprocessor_gets_a_block(monkeypatch):
+    monkeypatch.setattr(_tiles, "simulated", lambda: False)
+    monkeypatch.setattr(_tiles, "multiprocessors", lambda: 132)
+    # ResNet-50 at batch 32: its last 3x3 convolution, 512 x (32*7*7) -> 4 x 13 large blocks
+    assert _tiles.choose(512, 32 * 49, 1, np.float32) is MEDIUM
+    # its first bottleneck's 1x1 convolution: 256 x (32*56*56)
+    assert _tiles.choose(256, 32 * 56 * 56, 1, np.float32) is LARGE
+    assert _tiles.choose(256, 32 * 56 * 56, 1, np.float64) is MEDIUM  # would spill
+
+
+def test_the_simulator_starts_the_fewest_threads(monkeypatch):
+    monkeypatch.setattr(_tiles, "simulated", lambda: True)
+    assert _tiles.choose(5, 7, 1, np.float32) is SIMULATED  # one block of 64 threads
+    assert _tiles.choose(130, 162, 1, np.float32) is LARGE  # 4 x 256 threads, not 99 x 64
+
+
+def test_row_table_gives_each_taps_offset_and_position():
+    cg, in3, k3, d3 = 3, (4, 5, 6), (2, 3, 2), (1, 2, 3)
+    table = row_table(cg, in3, k3, d3)
+    assert table.dtype == np.int32 and table.shape == (cg * 12, 4)
+    r = 0
+    for c, kd, kh, kw in itertools.product(range(cg), *(range(k) for k in k3)):
+        taps = (kd * d3[0], kh * d3[1], kw * d3[2])
+        # X[c, b0 + taps[0], ...] is this far from X[0, b0, b1, b2] in a (cg, 4, 5, 6) group
+        offset = c * 120 + taps[0] * 30 + taps[1] * 6 + taps[2]
+        assert tuple(table[r]) == (offset,) + taps
+        r += 1
