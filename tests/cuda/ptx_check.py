@@ -10,16 +10,23 @@ WITHOUT NUMBA_ENABLE_CUDASIM:
     4. runs the cases of tests/cuda/cases.py (and, optionally, spec cases) through
        Session(executor="cuda"): every kernel specialization they reach gets compiled.
 
-Results are garbage (nothing runs); only compile errors count.
+Results are garbage (nothing runs); only compile errors count. With ``--resources`` and
+the toolkit's ``ptxas`` on PATH, each PTX is also assembled for the GPU and what ptxas
+reports is listed: registers per thread, stack frame and spills (a kernel whose
+accumulators spill to local memory inside its main loop is slow however it is launched).
 
-    python -m tests.cuda.ptx_check [--cc 9.0] [--spec]       exit status 1 on a failure
+    python -m tests.cuda.ptx_check [--cc 9.0] [--spec] [--resources]   exit 1 on a failure
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
+import shutil
+import subprocess
 import sys
+import tempfile
 import warnings
 from types import SimpleNamespace
 
@@ -45,6 +52,7 @@ class Compiler:
     def __init__(self, cc):
         self.cc = cc
         self.done: dict = {}
+        self.ptx: dict = {}  # "module.kernel(signature)" -> PTX text
         self.failures: list[str] = []
 
     def launch(self, kernel, blocks, threads, *args):
@@ -55,13 +63,41 @@ class Compiler:
         key = (kernel.py_func, sig)
         if key in self.done:
             return
+        where = f"{kernel.py_func.__module__}.{kernel.py_func.__qualname__}"
         try:
-            cuda.compile_ptx(kernel.py_func, sig, cc=self.cc)
+            name = f"{where}{sig}"  # one kernel factory makes several (e.g. per tiling)
+            name += f" #{sum(k.startswith(name) for k in self.ptx) + 1}" if name in self.ptx else ""
+            self.ptx[name], _ = cuda.compile_ptx(kernel.py_func, sig, cc=self.cc)
             self.done[key] = None
         except Exception as exc:
             self.done[key] = exc
-            where = f"{kernel.py_func.__module__}.{kernel.py_func.__qualname__}"
             self.failures.append(f"{where}{sig}: {type(exc).__name__}: {str(exc)[:2000]}")
+
+    def resources(self) -> dict[str, dict]:
+        """What ``ptxas -v`` says of each compiled kernel (needs ptxas on PATH)."""
+        arch = f"sm_{self.cc[0]}{self.cc[1]}"
+        found = {}
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "kernel.ptx")
+            for name, ptx in self.ptx.items():
+                with open(path, "w") as fh:
+                    fh.write(ptx)
+                report = subprocess.run(["ptxas", f"-arch={arch}", "-v", path, "-o", os.devnull],
+                                        capture_output=True, text=True).stderr
+                found[name] = parse_ptxas(report)
+        return found
+
+
+def parse_ptxas(report: str) -> dict:
+    """registers, stack, spill_stores, spill_loads (bytes) from ``ptxas -v`` output."""
+    def number(pattern):
+        match = re.search(pattern, report)
+        return int(match.group(1)) if match else 0
+
+    return {"registers": number(r"Used (\d+) registers"),
+            "stack": number(r"(\d+) bytes stack frame"),
+            "spill_stores": number(r"(\d+) bytes spill stores"),
+            "spill_loads": number(r"(\d+) bytes spill loads")}
 
 
 def install(cc=(9, 0)) -> Compiler:
@@ -106,6 +142,23 @@ def run_cases(cases) -> list[str]:
     return problems
 
 
+def compile_tilings() -> None:
+    """Launch the tiled GEMM and convolution once per real tiling (the cases' small shapes
+    reach only some), float32 with and without an activation, and float64 (MEDIUM)."""
+    from onnxkit.kernels.cuda._scalar import relu
+    from onnxkit.kernels.cuda._tiles import CHOICES, MEDIUM
+    from onnxkit.kernels.cuda.conv import conv_nd
+    from onnxkit.kernels.cuda.matmul import _gemm
+
+    for dtype, tilings in ((np.float32, CHOICES), (np.float64, (MEDIUM,))):
+        a, x, w = np.ones((4, 4), dtype), np.ones((1, 8, 5, 5), dtype), np.ones((8, 8, 3, 3), dtype)
+        for tiles in tilings:
+            for formula in (None, relu):
+                extra = {} if formula is None else {"formula": formula}
+                _gemm(a, a, a, 1.0, 1.0, 0, 1, tiles=tiles, **extra)
+                conv_nd(x, w, w[:, 0, 0, 0], method="gemm", tiles=tiles, pads=[1, 1, 1, 1], **extra)
+
+
 def spec_cases():
     """The onnx node cases of the spec subset, as objects with .name/.model()/.feeds()."""
     from onnxkit.conformance import all_cases
@@ -122,6 +175,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cc", default="9.0", help="compute capability, e.g. 8.0, 9.0")
     parser.add_argument("--spec", action="store_true", help="also run the spec subset's cases")
+    parser.add_argument("--resources", action="store_true",
+                        help="assemble each kernel with ptxas and list registers and spills")
     args = parser.parse_args(argv)
     cc = tuple(int(p) for p in args.cc.split("."))
     compiler = install(cc)
@@ -129,10 +184,18 @@ def main(argv=None) -> int:
 
     cases = list(CASES) + (list(spec_cases()) if args.spec else [])
     run_cases(cases)
+    compile_tilings()
     print(f"compiled {len(compiler.done)} kernel specializations for sm_{cc[0]}{cc[1]}, "
           f"{len(compiler.failures)} failed")
     for failure in compiler.failures:
         print("FAILED", failure)
+    if args.resources:
+        if shutil.which("ptxas") is None:
+            print("no ptxas on PATH: resources not checked")
+        else:
+            for name, used in sorted(compiler.resources().items()):
+                print(f"{used['registers']:4d} registers {used['stack']:5d} B stack "
+                      f"{used['spill_stores']:4d} B spill stores  {name[:160]}")
     return 1 if compiler.failures else 0
 
 
