@@ -4,6 +4,7 @@ No GPU and no simulator needed: this is plain Python and numpy.
 """
 
 import itertools
+import time
 
 import numpy as np
 import pytest
@@ -59,3 +60,32 @@ def test_row_table_gives_each_taps_offset_and_position():
         offset = c * 120 + taps[0] * 30 + taps[1] * 6 + taps[2]
         assert tuple(table[r]) == (offset,) + taps
         r += 1
+
+
+def test_tuning_times_each_tiling_once_per_product_and_keeps_the_fastest(monkeypatch):
+    monkeypatch.setenv("ONNXKIT_CUDA_TUNE", "1")
+    monkeypatch.setattr(_tiles, "simulated", lambda: False)
+    monkeypatch.setattr(_tiles, "synchronize", lambda: None)
+    monkeypatch.setattr(_tiles, "_TUNED", {})
+    monkeypatch.setattr(_tiles, "TUNING_LOG", [])
+    calls = []
+
+    def run(tiles):  # MEDIUM "runs" faster than LARGE here
+        calls.append(tiles)
+        time.sleep(0.004 if tiles is LARGE else 0.001)
+
+    key = ("gemm", 512, 1568, 4608, 1, np.dtype(np.float32))
+    assert _tiles.pick(key, 512, 1568, 1, np.float32, run) is MEDIUM
+    assert calls.count(LARGE) == 4 and calls.count(MEDIUM) == 4  # warm-up + 3 timed
+    assert _tiles.pick(key, 512, 1568, 1, np.float32, run) is MEDIUM
+    assert len(calls) == 8  # remembered, not timed again
+    (logged_key, chosen, timings), = _tiles.TUNING_LOG
+    assert logged_key == key and chosen is MEDIUM and timings[LARGE] > timings[MEDIUM]
+    assert _tiles.pick(("gemm", 1), 9, 9, 1, np.float64, run) is MEDIUM  # the only 8-byte one
+
+
+def test_without_tuning_pick_is_the_guess(monkeypatch):
+    monkeypatch.delenv("ONNXKIT_CUDA_TUNE", raising=False)
+    monkeypatch.setattr(_tiles, "simulated", lambda: False)
+    monkeypatch.setattr(_tiles, "multiprocessors", lambda: 132)
+    assert _tiles.pick("k", 256, 32 * 56 * 56, 1, np.float32, run=None) is LARGE

@@ -36,13 +36,15 @@ tiles, the same code); the PTX compile check builds the real ones.
 from __future__ import annotations
 
 import math
+import os
+import time
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 from numba import cuda
 
-from onnxkit.kernels.cuda._device import simulated
+from onnxkit.kernels.cuda._device import simulated, synchronize
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,41 @@ def choose(rows: int, cols: int, batches: int, dtype) -> Tiles:
         return MEDIUM
     x, y = LARGE.blocks(rows, cols)
     return LARGE if x * y * batches >= multiprocessors() else MEDIUM
+
+
+#: (product, tiling chosen, {tiling: ms}) for every product timed by ``pick``
+TUNING_LOG: list = []
+_TUNED: dict = {}
+
+
+def tuning() -> bool:
+    """Time the tilings on the GPU instead of guessing: ``ONNXKIT_CUDA_TUNE=1``."""
+    return os.environ.get("ONNXKIT_CUDA_TUNE", "0") not in ("", "0") and not simulated()
+
+
+def pick(key, rows: int, cols: int, batches: int, dtype, run) -> Tiles:
+    """The tiling for one product: ``choose``'s guess or, when ``tuning()``, the fastest.
+
+    Tuning runs ``run(tiles)`` (a launch that only writes its own output) once per
+    candidate to compile and warm it, then times three more, once per distinct ``key``
+    (kind of product, its sizes, dtype) in this process, like cuDNN's benchmark mode.
+    """
+    if not tuning():
+        return choose(rows, cols, batches, dtype)
+    if key not in _TUNED:
+        candidates = CHOICES if np.dtype(dtype).itemsize <= 4 else (MEDIUM,)
+        timings = {}
+        for tiles in candidates:
+            run(tiles)
+            synchronize()
+            start = time.perf_counter()
+            for _ in range(3):
+                run(tiles)
+            synchronize()
+            timings[tiles] = (time.perf_counter() - start) / 3 * 1e3
+        _TUNED[key] = min(timings, key=timings.get)
+        TUNING_LOG.append((key, _TUNED[key], timings))
+    return _TUNED[key]
 
 
 # ---------------------------------------------------------------- device functions

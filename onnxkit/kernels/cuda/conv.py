@@ -31,7 +31,7 @@ from onnxkit.kernels.cuda import _device
 from onnxkit.kernels.cuda._device import (FLOAT_DTYPES, HostFallback, device, empty, launch,
                                           launch_1d, need_dtype)
 from onnxkit.kernels.cuda._scalar import activation as activation_formula, identity
-from onnxkit.kernels.cuda._tiles import Tiles, choose, multiply_slice, park_rows, slot
+from onnxkit.kernels.cuda._tiles import Tiles, multiply_slice, park_rows, pick, slot
 from onnxkit.kernels.indexing import (contiguous_strides, for_cuda, im2col_col_split,
                                       im2col_row_split, spatial3, window_start, window_taps)
 from onnxkit.ops.nn._windows import geometry
@@ -216,11 +216,15 @@ def conv_nd(X, W, B=None, Z=None, *, auto_pad="NOTSET", dilations=None, group=1,
     if method is None:
         method = "direct" if mg < THIN_GROUP or group > 65535 else "gemm"
     if method == "gemm":
-        tiles = tiles or choose(mg, n * P, group, X.dtype)
         table = _device_row_table(cg, in3, k3, d3)
-        launch(implicit_gemm_kernel(X.dtype, formula, tiles), tiles.blocks(mg, n * P) + (group,),
-               tiles.threads, *head, table, c, cg, mg, R, P, n * P, group, in3, s3, p3, o3,
-               float(p0), float(p1), out.flat)
+
+        def run(tiles):
+            launch(implicit_gemm_kernel(X.dtype, formula, tiles),
+                   tiles.blocks(mg, n * P) + (group,), tiles.threads, *head, table, c, cg, mg,
+                   R, P, n * P, group, in3, s3, p3, o3, float(p0), float(p1), out.flat)
+
+        key = ("conv", X.shape, W.shape, group, s3, d3, p3, X.dtype)
+        run(tiles or pick(key, mg, n * P, group, X.dtype, run))
     else:
         launch_1d(direct_kernel(X.dtype, formula), out.size, *head, c, cg, mg, R, P, group,
                   in3, k3, s3, d3, p3, o3, float(p0), float(p1), out.flat)

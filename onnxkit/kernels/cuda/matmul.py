@@ -25,7 +25,7 @@ from onnxkit.kernels.cuda import CUDA
 from onnxkit.kernels.cuda._device import (DEVICE_DTYPES, HostFallback, device, empty, launch,
                                           need_dtype, shape_tuple)
 from onnxkit.kernels.cuda._scalar import activation as activation_formula, identity
-from onnxkit.kernels.cuda._tiles import Tiles, choose, multiply_slice, park_rows, slot
+from onnxkit.kernels.cuda._tiles import MEDIUM, Tiles, multiply_slice, park_rows, pick, slot
 from onnxkit.kernels.indexing import broadcast_offset, broadcast_strides, for_cuda
 from onnxkit.ops.registry import op
 
@@ -109,19 +109,21 @@ def tiled_gemm(A, a_strides, B, b_strides, C, c_strides, batch_shape, M, N, K, o
     out = empty(out_shape, A.dtype)
     if out.size == 0:
         return out
-    tiles = tiles or choose(M, N, batches, A.dtype)
+    if -(-M // MEDIUM.bm) > 65535:
+        raise HostFallback(f"{M} rows need more than 65535 blocks on the grid's y axis")
     has_c = C is not None
     c_flat, c_strides = (C.flat, c_strides) if has_c else (A.flat, (a_strides[0], 0, 0))
-    cols, rows = tiles.blocks(M, N)
-    if rows > 65535:
-        raise HostFallback(f"{M} rows need more than 65535 blocks on the grid's y axis")
-    launch(gemm_kernel(A.dtype, formula, tiles), (cols, rows, min(batches, 65535)),
-           tiles.threads,
-           A.flat, a_strides[0], a_strides[1], a_strides[2],
-           B.flat, b_strides[0], b_strides[1], b_strides[2],
-           c_flat, c_strides[0], c_strides[1], c_strides[2], has_c,
-           shape_tuple(batch_shape), batches, M, N, K, float(alpha), float(beta),
-           float(p0), float(p1), out.flat)
+    args = (A.flat, a_strides[0], a_strides[1], a_strides[2],
+            B.flat, b_strides[0], b_strides[1], b_strides[2],
+            c_flat, c_strides[0], c_strides[1], c_strides[2], has_c,
+            shape_tuple(batch_shape), batches, M, N, K, float(alpha), float(beta),
+            float(p0), float(p1), out.flat)
+
+    def run(tiles):
+        launch(gemm_kernel(A.dtype, formula, tiles), tiles.blocks(M, N) + (min(batches, 65535),),
+               tiles.threads, *args)
+
+    run(tiles or pick(("gemm", M, N, K, batches, A.dtype), M, N, batches, A.dtype, run))
     return out
 
 
