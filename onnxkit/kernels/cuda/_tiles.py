@@ -153,6 +153,27 @@ def slot(e, depth_fast, width, depth):
 
 
 @lru_cache(maxsize=None)
+def stash_slices(tiles: Tiles):
+    """The slices a thread fetched into registers ``ra`` / ``rb`` -> shared ``As`` / ``Bs``.
+
+    ``a_k_fast`` / ``b_k_fast`` say how they were fetched (``slot``'s ``depth_fast``).
+    """
+    BM, BN, BK, NT = tiles.bm, tiles.bn, tiles.bk, tiles.threads
+    LA, LB = BM * BK // NT, BN * BK // NT
+
+    @cuda.jit(device=True, inline=True)
+    def stash(ra, rb, As, Bs, t, a_k_fast, b_k_fast):
+        for l in range(LA):
+            m, k = slot(t + l * NT, a_k_fast, BM, BK)
+            As[k, m] = ra[l]
+        for l in range(LB):
+            n, k = slot(t + l * NT, b_k_fast, BN, BK)
+            Bs[k, n] = rb[l]
+
+    return stash
+
+
+@lru_cache(maxsize=None)
 def multiply_slice(tiles: Tiles):
     """``acc += As[:, rows]^T @ Bs[:, cols]`` for one thread: the inner loop above."""
     BK, TM, TN = tiles.bk, tiles.tm, tiles.tn

@@ -31,7 +31,8 @@ from onnxkit.kernels.cuda import _device
 from onnxkit.kernels.cuda._device import (FLOAT_DTYPES, HostFallback, device, empty, launch,
                                           launch_1d, need_dtype)
 from onnxkit.kernels.cuda._scalar import activation as activation_formula, identity
-from onnxkit.kernels.cuda._tiles import Tiles, multiply_slice, park_rows, pick, slot
+from onnxkit.kernels.cuda._tiles import (Tiles, multiply_slice, park_rows, pick, slot,
+                                         stash_slices)
 from onnxkit.kernels.indexing import (contiguous_strides, for_cuda, im2col_col_split,
                                       im2col_row_split, spatial3, window_start, window_taps)
 from onnxkit.ops.nn._windows import geometry
@@ -70,7 +71,7 @@ def implicit_gemm_kernel(dtype, formula, tiles: Tiles):
     elem = numba.from_dtype(dtype)
     zero = np.dtype(dtype).type(0)
     act = for_cuda(formula)
-    multiply, park = multiply_slice(tiles), park_rows(tiles)
+    stash, multiply, park = stash_slices(tiles), multiply_slice(tiles), park_rows(tiles)
 
     @cuda.jit
     def kernel(x, w, bias, has_bias, z, has_z, table, C, cg, mg, R, P, Q, group, in3, s3, p3,
@@ -99,11 +100,7 @@ def implicit_gemm_kernel(dtype, formula, tiles: Tiles):
                 acc[i, j] = zero
         for k0 in range(-BK, R, BK):  # k0 = -BK only fetches the first slice
             if k0 >= 0:
-                for l in range(LA):
-                    m, k = slot(t + l * NT, True, BM, BK)
-                    As[k, m] = ra[l]
-                for l in range(LB):
-                    Bs[(t + l * NT) // BN, t % BN] = rb[l]
+                stash(ra, rb, As, Bs, t, True, False)  # W along K, X's columns along N
                 cuda.syncthreads()
             if k0 + BK < R:
                 for l in range(LA):

@@ -25,7 +25,8 @@ from onnxkit.kernels.cuda import CUDA
 from onnxkit.kernels.cuda._device import (DEVICE_DTYPES, HostFallback, device, empty, launch,
                                           need_dtype, shape_tuple)
 from onnxkit.kernels.cuda._scalar import activation as activation_formula, identity
-from onnxkit.kernels.cuda._tiles import MEDIUM, Tiles, multiply_slice, park_rows, pick, slot
+from onnxkit.kernels.cuda._tiles import (MEDIUM, Tiles, multiply_slice, park_rows, pick, slot,
+                                         stash_slices)
 from onnxkit.kernels.indexing import broadcast_offset, broadcast_strides, for_cuda
 from onnxkit.ops.registry import op
 
@@ -42,7 +43,7 @@ def gemm_kernel(dtype, formula, tiles: Tiles):
     elem = numba.from_dtype(dtype)
     zero = np.dtype(dtype).type(0)
     act = for_cuda(formula)
-    multiply, park = multiply_slice(tiles), park_rows(tiles)
+    stash, multiply, park = stash_slices(tiles), multiply_slice(tiles), park_rows(tiles)
 
     @cuda.jit
     def kernel(a, a_batch, a_rs, a_cs, b, b_batch, b_rs, b_cs, c, c_batch, c_rs, c_cs, has_c,
@@ -67,12 +68,7 @@ def gemm_kernel(dtype, formula, tiles: Tiles):
                     acc[i, j] = zero
             for k0 in range(-BK, K, BK):  # k0 = -BK only fetches the first slice
                 if k0 >= 0:
-                    for l in range(LA):
-                        m, k = slot(t + l * NT, a_k_fast, BM, BK)
-                        As[k, m] = ra[l]
-                    for l in range(LB):
-                        n, k = slot(t + l * NT, b_k_fast, BN, BK)
-                        Bs[k, n] = rb[l]
+                    stash(ra, rb, As, Bs, t, a_k_fast, b_k_fast)
                     cuda.syncthreads()
                 if k0 + BK < K:
                     for l in range(LA):
