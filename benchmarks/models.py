@@ -1,7 +1,8 @@
 """Build the benchmark models into ``benchmarks/models/`` (git-ignored).
 
-    python -m benchmarks.models            # builds what is missing
-    python -m benchmarks.models --force    # rebuilds everything
+    python -m benchmarks.models                 # builds what is missing (ALL_MODELS)
+    python -m benchmarks.models --force         # rebuilds them
+    python -m benchmarks.models resnet50_b32    # the GPU benchmark's model, on demand
 
 | file                 | what                                                       |
 |----------------------|------------------------------------------------------------|
@@ -12,10 +13,15 @@
 | mlp.onnx             | MLP 784-512-512-10, batch 64                               |
 | resnet50.onnx        | onnx's light ResNet-50 (``onnx/backend/test/data/light``)  |
 | densenet121.onnx     | onnx's light DenseNet-121                                  |
+| resnet50_b32.onnx    | ResNet-50 (bottleneck blocks), input 32x3x224x224, ~100 MB |
+|                      | (written here in torch; only built when named: it is the   |
+|                      | GPU benchmark's model, ``benchmarks.cuda_run``)            |
 
-The torch models are written by hand (torchvision is not needed), put in eval mode with
-random weights drawn from a fixed seed, and exported with the TorchScript exporter
-(``dynamo=False``) at opset 17. ``feeds(name)`` gives a seeded input for each model.
+``ALL_MODELS`` is what the CPU benchmark (``benchmarks.run``) runs by default;
+``ON_DEMAND_MODELS`` are built only when named. The torch models are written by hand
+(torchvision is not needed), put in eval mode with random weights drawn from a fixed seed
+(``torch_module``), and exported with the TorchScript exporter (``dynamo=False``) at
+opset 17. ``feeds(name)`` gives a seeded input for each model.
 """
 
 from __future__ import annotations
@@ -34,6 +40,11 @@ LIGHT_DIR = Path(onnx.__file__).resolve().parent / "backend" / "test" / "data" /
 TORCH_MODELS = ("resnet18", "mobilenetv2", "bert_mini", "mlp")
 LIGHT_MODELS = {"resnet50": "light_resnet50.onnx", "densenet121": "light_densenet121.onnx"}
 ALL_MODELS = TORCH_MODELS + tuple(LIGHT_MODELS)
+#: torch models too big for the CPU benchmark: built only when named
+ON_DEMAND_MODELS = ("resnet50_b32",)
+KNOWN_MODELS = ALL_MODELS + ON_DEMAND_MODELS
+#: the image models' input shape where it is not 1x3x224x224
+IMAGE_SHAPES = {"resnet50_b32": (32, 3, 224, 224)}
 BERT_VOCAB, BERT_SEQ = 30522, 128
 
 
@@ -83,11 +94,14 @@ def _torch_modules():
             skip = x if self.down is None else self.down(x)
             return torch.relu(y + skip)
 
+    def resnet_stem():
+        return nn.Sequential(nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64),
+                             nn.ReLU(), nn.MaxPool2d(3, 2, 1))
+
     class ResNet18(nn.Module):
         def __init__(self, classes=1000):
             super().__init__()
-            self.stem = nn.Sequential(nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64),
-                                      nn.ReLU(), nn.MaxPool2d(3, 2, 1))
+            self.stem = resnet_stem()
             blocks, cin = [], 64
             for cout, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
                 blocks += [BasicBlock(cin, cout, stride), BasicBlock(cout, cout, 1)]
@@ -98,6 +112,49 @@ def _torch_modules():
         def forward(self, x):
             x = self.blocks(self.stem(x))
             return self.fc(x.mean(dim=(2, 3)))
+
+    class Bottleneck(nn.Module):
+        """1x1 reduce, 3x3 (carrying the stride, as torchvision's ResNet v1.5), 1x1 expand x4."""
+
+        def __init__(self, cin, width, stride):
+            super().__init__()
+            cout = 4 * width
+            self.conv1 = nn.Conv2d(cin, width, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(width)
+            self.conv2 = nn.Conv2d(width, width, 3, stride, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(width)
+            self.conv3 = nn.Conv2d(width, cout, 1, bias=False)
+            self.bn3 = nn.BatchNorm2d(cout)
+            self.down = None
+            if stride != 1 or cin != cout:
+                self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                          nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            y = torch.relu(self.bn1(self.conv1(x)))
+            y = torch.relu(self.bn2(self.conv2(y)))
+            y = self.bn3(self.conv3(y))
+            skip = x if self.down is None else self.down(x)
+            return torch.relu(y + skip)
+
+    class ResNet50(nn.Module):
+        """ResNet-50: stem, bottleneck stages of 3, 4, 6 and 3 blocks, global average pool, fc."""
+
+        def __init__(self, classes=1000):
+            super().__init__()
+            self.stem = resnet_stem()
+            blocks, cin = [], 64
+            for width, count, stride in ((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)):
+                for i in range(count):
+                    blocks.append(Bottleneck(cin, width, stride if i == 0 else 1))
+                    cin = 4 * width
+            self.blocks = nn.Sequential(*blocks)
+            self.fc = nn.Linear(cin, classes)
+
+        def forward(self, x):
+            x = self.blocks(self.stem(x))
+            x = nn.functional.adaptive_avg_pool2d(x, 1)  # GlobalAveragePool, as torchvision's
+            return self.fc(torch.flatten(x, 1))
 
     class InvertedResidual(nn.Module):
         def __init__(self, cin, cout, stride, expand):
@@ -209,7 +266,8 @@ def _torch_modules():
         def forward(self, x):
             return self.net(x)
 
-    return {"resnet18": ResNet18, "mobilenetv2": MobileNetV2, "bert_mini": BertMini, "mlp": MLP}
+    return {"resnet18": ResNet18, "mobilenetv2": MobileNetV2, "bert_mini": BertMini, "mlp": MLP,
+            "resnet50_b32": ResNet50}
 
 
 def _randomize_norms(module) -> None:
@@ -230,15 +288,31 @@ def _randomize_norms(module) -> None:
                 m.bias.uniform_(-0.1, 0.1)
 
 
-def build_torch_model(name: str, path: Path) -> None:
+def torch_module(name: str):
+    """Torch model ``name`` in eval mode, with the seeded weights and statistics it is
+    exported with (on the CPU; move it where you like)."""
     import torch
 
     torch.manual_seed(0)
     module = _torch_modules()[name]()
     _randomize_norms(module)
-    module.eval()
-    example = feeds(name) if name in ("bert_mini", "mlp") else {
-        "input": np.random.default_rng(0).standard_normal((1, 3, 224, 224), dtype=np.float32)}
+    return module.eval()
+
+
+def _example_feeds(name: str) -> dict[str, np.ndarray]:
+    """The export's example input: ``feeds(name)``, which reads image shapes off the model
+    file, before that file exists."""
+    if name in ("bert_mini", "mlp"):
+        return feeds(name)
+    shape = IMAGE_SHAPES.get(name, (1, 3, 224, 224))
+    return {"input": np.random.default_rng(0).standard_normal(shape, dtype=np.float32)}
+
+
+def build_torch_model(name: str, path: Path) -> None:
+    import torch
+
+    module = torch_module(name)
+    example = _example_feeds(name)
     args = tuple(torch.from_numpy(v) for v in example.values())
     tmp = path.with_suffix(".tmp.onnx")
     with torch.no_grad():
@@ -268,12 +342,13 @@ def build(names=ALL_MODELS, force: bool = False, verbose: bool = True) -> list[P
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.models", description=__doc__.split("\n")[0])
-    parser.add_argument("names", nargs="*", help=f"models to build (default: all): {', '.join(ALL_MODELS)}")
+    parser.add_argument("names", nargs="*", help=f"models to build (default: {', '.join(ALL_MODELS)}; "
+                        f"on demand: {', '.join(ON_DEMAND_MODELS)})")
     parser.add_argument("--force", action="store_true", help="rebuild models that exist")
     args = parser.parse_args(argv)
-    unknown = [n for n in args.names if n not in ALL_MODELS]
+    unknown = [n for n in args.names if n not in KNOWN_MODELS]
     if unknown:
-        parser.error(f"unknown model(s) {', '.join(unknown)}; choose from {', '.join(ALL_MODELS)}")
+        parser.error(f"unknown model(s) {', '.join(unknown)}; choose from {', '.join(KNOWN_MODELS)}")
     build(tuple(args.names) or ALL_MODELS, force=args.force)
     return 0
 
