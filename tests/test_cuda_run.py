@@ -1,11 +1,12 @@
-"""benchmarks/cuda_run.py without a GPU: verdicts and report text on made-up numbers, the
-spec comparison, the watched cuda worker (a scripted stand-in), and the ResNet-50 export."""
+"""benchmarks/cuda_run.py and its parts (cuda_spec, cuda_report) without a GPU: verdicts and
+report text on made-up numbers, the spec comparison, the watched cuda worker (a scripted
+stand-in), and the ResNet-50 export."""
 
 import json
 
 import pytest
 
-from benchmarks import cuda_run
+from benchmarks import cuda_report, cuda_run, cuda_spec
 from benchmarks.models import ALL_MODELS, ON_DEMAND_MODELS
 
 TARGET_ROWS = {
@@ -26,12 +27,12 @@ def _results(**overrides):
 # --- the speed verdict ---------------------------------------------------------------------
 
 def test_target_verdict_met_at_exactly_three():
-    assert cuda_run.target_verdict_line(_results()) == (
+    assert cuda_report.target_verdict_line(_results()) == (
         "ResNet-50 batch 32: onnxkit-cuda-L2 12.00 ms / torch eager 4.00 ms = 3.00 (target <= 3): met")
 
 
 def test_target_verdict_uses_the_faster_level_and_says_not_met():
-    line = cuda_run.target_verdict_line(_results(onnxkit_cuda_L0=13.0, onnxkit_cuda_L2=20.5))
+    line = cuda_report.target_verdict_line(_results(onnxkit_cuda_L0=13.0, onnxkit_cuda_L2=20.5))
     assert line == ("ResNet-50 batch 32: onnxkit-cuda-L0 13.00 ms / torch eager 4.00 ms = 3.25 "
                     "(target <= 3): NOT met")
 
@@ -39,20 +40,20 @@ def test_target_verdict_uses_the_faster_level_and_says_not_met():
 def test_target_verdict_without_torch_or_model():
     rows = _results()["resnet50_b32"]
     del rows["torch-eager"]
-    assert cuda_run.target_verdict_line({"resnet50_b32": rows}) == (
+    assert cuda_report.target_verdict_line({"resnet50_b32": rows}) == (
         "ResNet-50 batch 32: not measured (needs resnet50_b32 timed on onnxkit and torch)")
-    assert "not measured" in cuda_run.target_verdict_line({"mlp": TARGET_ROWS})
+    assert "not measured" in cuda_report.target_verdict_line({"mlp": TARGET_ROWS})
 
 
 def test_ratio_rows_skip_failed_onnxkit_rows():
     results = _results()
     results["resnet50_b32"]["onnxkit-cuda-L2"] = {"ms": None, "error": "KernelError: boom"}
-    (row,) = cuda_run.ratio_rows(results)
+    (row,) = cuda_report.ratio_rows(results)
     assert (row["onnxkit"], row["ratio"], row["ratio_resident"]) == ("onnxkit-cuda-L0", 10.0, 40.0 / 3.0)
 
 
 def test_latency_markdown_has_the_ratio_table():
-    text = "\n".join(cuda_run._latency_markdown(_results()))
+    text = "\n".join(cuda_report._latency_markdown(_results()))
     assert "| resnet50_b32 | onnxkit-cuda-L2 | 12.000 | 4.000 | 3.00 | 3.000 | 4.00 |" in text
     assert "| resnet50_b32 | torch-eager-resident | 3.000 |  |" in text
 
@@ -71,7 +72,7 @@ RECORDS = {
 
 
 def test_spec_verdict_sets():
-    v = cuda_run.spec_verdict(RECORDS)
+    v = cuda_spec.spec_verdict(RECORDS)
     assert v["regressions"] == ["node:b", "node:c"]
     assert v["not_run"] == ["node:d"]
     assert v["cuda_only"] == ["node:e"]
@@ -81,13 +82,13 @@ def test_spec_verdict_sets():
 def test_spec_verdict_met_when_cuda_passes_all_the_reference_passes():
     records = {k: r for k, r in RECORDS.items() if k in ("node:a", "node:e", "node:f")}
     spec = {"which": "all", "shard": None, "cases": records}
-    assert cuda_run.spec_verdict_line(spec) == (
+    assert cuda_spec.spec_verdict_line(spec) == (
         "Spec suite (all): cuda passes 1 of the 1 cases the reference passes; 0 fail on cuda: met")
 
 
 def test_spec_verdict_line_incomplete():
     spec = {"which": "all", "shard": "2/3", "cases": RECORDS}
-    assert cuda_run.spec_verdict_line(spec) == (
+    assert cuda_spec.spec_verdict_line(spec) == (
         "Spec suite (all, shard 2/3): cuda passes 1 of the 4 cases the reference passes; "
         "2 fail on cuda, 1 not run (incomplete): NOT met")
 
@@ -98,24 +99,24 @@ def test_merged_shards_give_one_verdict():
     second = {"which": "all", "shard": "2/2", "seconds": 5.0, "skipped": {},
               "cases": {k: RECORDS[k] for k in ("node:e", "node:f")}}
     env = {"device": "NVIDIA H100 80GB HBM3", "date": "2026-11-24T10:00:00"}
-    merged = cuda_run.merge_reports([{"environment": env, "spec": first, "results": _results()},
-                                     {"environment": env, "spec": second, "results": {}}])
+    merged = cuda_report.merge_reports([{"environment": env, "spec": first, "results": _results()},
+                                        {"environment": env, "spec": second, "results": {}}])
     assert merged["spec"]["seconds"] == 15.0 and len(merged["spec"]["cases"]) == 4
-    assert cuda_run.verdict_lines(merged) == [
+    assert cuda_report.verdict_lines(merged) == [
         "ResNet-50 batch 32: onnxkit-cuda-L2 12.00 ms / torch eager 4.00 ms = 3.00 (target <= 3): met",
         "Spec suite (all): cuda passes 1 of the 2 cases the reference passes; 1 fail on cuda: NOT met"]
-    text = cuda_run.markdown(merged)
+    text = cuda_report.markdown(merged)
     assert "- `node:b` fail: output 0: wrong\n" in text
     assert "| cuda | 2 | 1 | 1 | 0 | 0 | 0 |" in text
 
 
 def test_write_report_names_and_copies_into_out(tmp_path, monkeypatch):
-    monkeypatch.setattr(cuda_run, "RESULTS_DIR", tmp_path / "results")
+    monkeypatch.setattr(cuda_report, "RESULTS_DIR", tmp_path / "results")
     monkeypatch.setenv("OUT", str(tmp_path / "out"))
     env = {"device": "NVIDIA H100 80GB HBM3", "date": "2026-11-24T10:00:00"}
-    stem = cuda_run.report_stem(env, "bench")
+    stem = cuda_report.report_stem(env, "bench")
     assert stem == "cuda-nvidia-h100-80gb-hbm3-2026-11-24-bench"
-    cuda_run.write_report({"environment": env, "spec": None, "results": _results()}, stem)
+    cuda_report.write_report({"environment": env, "spec": None, "results": _results()}, stem)
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [f"{stem}.json", f"{stem}.md"]
     assert json.loads((tmp_path / "out" / f"{stem}.json").read_text())["results"] == _results()
 
@@ -134,7 +135,7 @@ def test_default_tags_and_models():
 class _ScriptedWorker:
     """Stands in for ``_Worker``: each instance replays the next script of events."""
 
-    EOF, TIMEOUT = cuda_run._Worker.EOF, cuda_run._Worker.TIMEOUT
+    EOF, TIMEOUT = cuda_spec._Worker.EOF, cuda_spec._Worker.TIMEOUT
     scripts: list = []
     started: list = []
 
@@ -166,8 +167,8 @@ def test_worker_restarts_after_timeout_crash_and_sticky_error(monkeypatch):
         [ready, _start("d"), _done("d", "error", "CUDA_ERROR_ILLEGAL_ADDRESS")],   # sticky
         [ready, _start("e"), _done("e")],
     ]
-    monkeypatch.setattr(cuda_run, "_Worker", _ScriptedWorker)
-    results = cuda_run.run_cuda_cases(list("abcde"), case_timeout=90, deadline=float("inf"))
+    monkeypatch.setattr(cuda_spec, "_Worker", _ScriptedWorker)
+    results = cuda_spec.run_cuda_cases(list("abcde"), case_timeout=90, deadline=float("inf"))
     assert {k: r["status"] for k, r in results.items()} == {
         "a": "pass", "b": "timeout", "c": "crash", "d": "error", "e": "pass"}
     assert results["c"]["message"] == "the process died (exit code -9)"
@@ -177,28 +178,28 @@ def test_worker_restarts_after_timeout_crash_and_sticky_error(monkeypatch):
 def test_worker_that_never_starts_marks_everything_not_run(monkeypatch):
     _ScriptedWorker.started = []
     _ScriptedWorker.scripts = [[_ScriptedWorker.EOF]]
-    monkeypatch.setattr(cuda_run, "_Worker", _ScriptedWorker)
-    results = cuda_run.run_cuda_cases(["a", "b"], case_timeout=90, deadline=float("inf"))
+    monkeypatch.setattr(cuda_spec, "_Worker", _ScriptedWorker)
+    results = cuda_spec.run_cuda_cases(["a", "b"], case_timeout=90, deadline=float("inf"))
     assert {r["status"] for r in results.values()} == {"not run"}
     assert len(_ScriptedWorker.started) == 1
 
 
 def test_past_the_deadline_nothing_starts(monkeypatch):
-    monkeypatch.setattr(cuda_run, "_Worker", _ScriptedWorker)
-    results = cuda_run.run_cuda_cases(["a"], case_timeout=90, deadline=0.0)
+    monkeypatch.setattr(cuda_spec, "_Worker", _ScriptedWorker)
+    results = cuda_spec.run_cuda_cases(["a"], case_timeout=90, deadline=0.0)
     assert results == {"a": {"status": "not run", "message": "the deadline came first", "seconds": 0.0}}
 
 
 # --- which spec cases ------------------------------------------------------------------------
 
 def test_shards_are_consecutive_slices_that_cover_the_subset():
-    whole, _ = cuda_run.select_spec_cases("subset")
-    parts = [cuda_run.select_spec_cases("subset", shard=(k, 3))[0] for k in (1, 2, 3)]
-    assert [cuda_run.case_key(c) for part in parts for c in part] == [cuda_run.case_key(c) for c in whole]
+    whole, _ = cuda_spec.select_spec_cases("subset")
+    parts = [cuda_spec.select_spec_cases("subset", shard=(k, 3))[0] for k in (1, 2, 3)]
+    assert [cuda_spec.case_key(c) for part in parts for c in part] == [cuda_spec.case_key(c) for c in whole]
 
 
 def test_excluded_cases_are_skipped_with_their_reason():
-    cases, skipped = cuda_run.select_spec_cases("all", pattern="bernoulli")
+    cases, skipped = cuda_spec.select_spec_cases("all", pattern="bernoulli")
     assert cases == [] and "node:test_bernoulli" in skipped
 
 
