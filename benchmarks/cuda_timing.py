@@ -53,7 +53,15 @@ def onnxkit_row(path: str, feeds: dict, level: int, repeat: int, warmup: int) ->
             "h2d": f"{stats['h2d_count']} / {stats['h2d_bytes']:,} B",
             "d2h": f"{stats['d2h_count']} / {stats['d2h_bytes']:,} B",
             "cuda_nodes": stats["cuda_nodes"], "host_nodes": stats["host_nodes"],
-            "leaves_gpu_at": host_ops}, first
+            "leaves_gpu_at": host_ops, "tiles_tuned": tuning_summary()}, first
+
+
+def tuning_summary() -> list[str]:
+    """With ONNXKIT_CUDA_TUNE=1: each product timed so far, the tilings' ms, the one kept."""
+    from onnxkit.kernels.cuda._tiles import TUNING_LOG
+
+    return [f"{key}: " + ", ".join(f"{t.bm}x{t.bn} {ms:.3f} ms" for t, ms in timings.items())
+            + f" -> {chosen.bm}x{chosen.bn}" for key, chosen, timings in TUNING_LOG]
 
 
 def torch_rows(name: str, feeds: dict, repeat: int, warmup: int) -> dict[str, tuple[dict, list]]:

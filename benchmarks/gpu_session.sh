@@ -8,6 +8,7 @@
 #                                               K-th of N slices): the correctness verdict
 #   bash benchmarks/gpu_session.sh bench        resnet50_b32 vs torch eager + per-op profile:
 #                                               the speed verdict
+#   bash benchmarks/gpu_session.sh bench-tuned  the same, ONNXKIT_CUDA_TUNE=1 (tilings timed, JSON lists them)
 #   bash benchmarks/gpu_session.sh bench-more   the six other benchmark models
 #   bash benchmarks/gpu_session.sh all          every stage in a row (where no 10-minute limit holds)
 #
@@ -119,6 +120,12 @@ stage_bench() {
         --repeat 20 --tag bench-resnet50
 }
 
+stage_bench_tuned() {  # the same with every product's tiling timed on the GPU first
+    export ONNXKIT_CUDA_TUNE=1  # (the stage runs in its own subshell)
+    limited "$PY" -m benchmarks.cuda_run --skip-spec --models resnet50_b32 \
+        --repeat 20 --tag bench-resnet50-tuned
+}
+
 stage_bench_more() {
     limited "$PY" -m benchmarks.cuda_run --skip-spec \
         --models resnet18 mobilenetv2 bert_mini mlp resnet50 densenet121 --profile \
@@ -139,7 +146,7 @@ main() {
     local stage=${1:-}
     [ $# -gt 0 ] && shift
     case $stage in
-        check | tests | spec | bench | bench-more)
+        check | tests | spec | bench | bench-tuned | bench-more)
             setup
             run_stage "$stage" "$@" ;;
         all)
@@ -148,7 +155,7 @@ main() {
             for s in check tests spec bench bench-more; do run_stage "$s" || rc=1; done
             return "$rc" ;;
         *)
-            sed -n '2,12p' "$0"
+            sed -n '2,13p' "$0"
             return 2 ;;
     esac
 }
