@@ -46,6 +46,9 @@ CPU_CASES = [
     C("depthwise_small_plane_channels_last", "FusedConv", f32(2, 40, 7, 7), Init(f32(40, 1, 3, 3)),
       Init(f32(40)), f32(2, 40, 7, 7), domain="onnxkit", group=40, pads=[1, 1, 1, 1],
       activation="Relu"),
+    C("depthwise_channels_last_stride2_dilated", "FusedConv", f32(1, 40, 13, 13),
+      Init(f32(40, 1, 3, 3)), Init(f32(40)), domain="onnxkit", group=40, strides=[2, 2],
+      pads=[2, 1, 1, 2], dilations=[2, 1], activation="Relu"),  # 6x7 output: channels-last
     C("fused_conv_hardswish", "FusedConv", f32(1, 2, 5, 5), Init(f32(3, 2, 3, 3)), Init(f32(3)),
       domain="onnxkit", pads=[1, 1, 1, 1], activation="HardSwish"),
     C("fused_conv_sigmoid_reference_act", "FusedConv", f32(1, 2, 5, 5), Init(f32(3, 2, 1, 1)),
@@ -59,6 +62,9 @@ CPU_CASES = [
     C("maxpool_stride3_dilated", "MaxPool", f32(1, 2, 11, 10), kernel_shape=[2, 3],
       strides=[3, 3], dilations=[2, 1], ceil_mode=1),
     C("avgpool_stride2_nan", "AveragePool", _NAN_IMAGE, kernel_shape=[2, 2], strides=[2, 2]),
+    C("avgpool_include_pad_dilated", "AveragePool", f32(1, 2, 9, 10), opset=19,
+      kernel_shape=[3, 2], strides=[2, 3], pads=[2, 1, 1, 0], dilations=[2, 1],
+      count_include_pad=1),
     C("batchnorm_v7_inference", "BatchNormalization", f32(2, 3, 4), Init(f32(3)), Init(f32(3)),
       Init(f32(3)), Init(f32(3, low=0.1, high=2)), opset=7),
     C("layer_norm_axis0", "LayerNormalization", f32(3, 4), Init(f32(3, 4)), Init(f32(3, 4)),
@@ -112,12 +118,14 @@ FAST = {
     "fused_conv_z_leaky": ("conv", "reference_fused_conv"),
     "fused_depthwise_clip_z": ("conv", "reference_fused_conv"),
     "depthwise_small_plane_channels_last": ("conv", "reference_fused_conv"),
+    "depthwise_channels_last_stride2_dilated": ("conv", "reference_fused_conv"),
     "gemm_trans": ("gemm", "reference_gemm"), "gemm_c_column": ("gemm", "reference_gemm"),
     "fused_gemm_relu": ("gemm", "reference_fused_gemm"),
     "fused_matmul_gelu": ("matmul", "reference_fused_matmul"),
     "matmul_batch_broadcast": ("matmul", "reference_matmul"),
     "maxpool_nan": ("pool", "reference_max_pool"), "maxpool_1d": ("pool", "reference_max_pool"),
     "avgpool_include_pad": ("pool", "reference_average_pool"),
+    "avgpool_include_pad_dilated": ("pool", "reference_average_pool"),
     "batchnorm": ("batch_norm", "reference_batch_normalization"),
     "batchnorm_v7_inference": ("batch_norm", "reference_legacy"),
     "softmax_long_row": ("softmax", "ref_softmax"), "softmax_v11": ("softmax", "ref_softmax"),
@@ -186,6 +194,22 @@ def test_depthwise_stride2_hand_values():
     (y,) = _single("Conv", [x, w], {"pads": [1, 1, 1, 1], "strides": [2, 2], "group": 1})
     # centre x[2i, 2j] plus x[2i+1, 2j+1]
     np.testing.assert_array_equal(y[0, 0], [[0 + 5, 2 + 7], [8 + 13, 10 + 15]])
+
+
+def test_phase_index_splits_a_column_into_phase_and_index():
+    from onnxkit.kernels.cpu._im2col import phase_index, phases
+
+    x = np.arange(14, dtype=np.float32).reshape(1, 1, 14)
+    for s in (1, 2, 3):
+        xp = np.zeros((1, 1, s, -(-14 // s)), np.float32)
+        phases(x, s, xp)
+        for pos in range(-7, 14):
+            phase, index = phase_index(pos, s)  # compiled (inline) helper
+            assert (phase, index) == phase_index.py_func(pos, s) == (pos % s, pos // s)
+            assert 0 <= phase < s and index * s + phase == pos
+            if pos >= 0:
+                assert xp[0, 0, phase, index] == pos  # column pos of the row, in its phase
+    assert phase_index(-3, 2) == (1, -2)  # a column in the left padding
 
 
 def test_maxpool_padding_never_wins_and_nan_propagates():

@@ -1,15 +1,105 @@
-"""The shared index helpers against brute force, as plain Python and compiled for the CPU.
+"""The shared index helpers: written once, compiled for both targets, and right.
 
-(The CUDA compile of the same helpers is exercised by the simulator tests and the PTX
-check.) Runs in any process.
+The structural tests read the kernel sources (``ast``): each helper of
+``indexing.HELPERS`` is compiled with ``for_cpu`` in some cpu kernel module and with
+``for_cuda`` in some cuda kernel module, unless listed below with the reason. The value
+tests check the helpers against brute force and numpy, as plain Python and compiled for
+the CPU (the CUDA compile of the same functions is exercised by the simulator tests and
+the PTX check). Runs in any process.
 """
 
+import ast
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from onnxkit.kernels import indexing as ix
+
+KERNELS = Path(ix.__file__).parent
+HELPER_NAMES = {fn.__name__ for fn in ix.HELPERS}
+
+# Helpers a target does not compile, and why. Kept exact (the test fails when a listed
+# helper gains a user, so the list cannot go stale): drop the entry when it does.
+NO_CPU_USER = {
+    "broadcast_offset": "the cpu executor broadcasts with numpy's ufuncs (binary.py) and reads "
+                        "attention masks through numpy broadcast views: no cpu loop walks strides",
+    "unravel_index": "no kernel of either executor needs a multi-index of its own yet",
+    "ravel_index": "no kernel of either executor needs a multi-index of its own yet",
+    "im2col_row_split": "the cpu im2col walks the rows in (c, i, j) order (im2col_row): nothing "
+                        "starts from a row number",
+    "im2col_col_split": "cpu loops walk output positions as nested (oh, ow) loops; only "
+                        "one-thread-per-output kernels split a flat position",
+}
+NO_CUDA_USER = {
+    "unravel_index": NO_CPU_USER["unravel_index"],
+    "ravel_index": NO_CPU_USER["ravel_index"],
+    "im2col_row": "the implicit GEMM looks its rows up in conv.py's row_table and the direct "
+                  "kernel walks the taps in nested loops: no cuda kernel numbers a row",
+    "im2col_row_split": "it builds conv.py's row_table on the host, over numpy arrays (plain "
+                        "Python, not compiled): no cuda kernel splits a row number any more",
+    "conv_input_coord": "the cuda kernels add a tap's offset to window_start (pool.py, conv.py's "
+                        "direct kernel; the implicit GEMM's offsets come from row_table)",
+}
+
+
+def _compiles(target: str, compiler: str) -> dict[str, list[tuple[str, str | None]]]:
+    """helper -> [(module file, name bound to the compiled helper)] for kernels/<target>/*.py.
+
+    Counts ``compiler(helper)`` calls where both names are imported from
+    ``onnxkit.kernels.indexing`` (so ``for_cuda(formula)`` of an activation is not one).
+    """
+    found: dict[str, list[tuple[str, str | None]]] = {}
+    for path in sorted((KERNELS / target).glob("*.py")):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        imported = {alias.asname or alias.name: alias.name for node in ast.walk(tree)
+                    if isinstance(node, ast.ImportFrom)
+                    and node.module == "onnxkit.kernels.indexing" for alias in node.names}
+        bound = {id(node.value): node.targets[0].id for node in ast.walk(tree)
+                 if isinstance(node, ast.Assign) and len(node.targets) == 1
+                 and isinstance(node.targets[0], ast.Name)}
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and imported.get(node.func.id) == compiler and len(node.args) == 1
+                    and isinstance(node.args[0], ast.Name)
+                    and imported.get(node.args[0].id) in HELPER_NAMES):
+                found.setdefault(imported[node.args[0].id], []).append(
+                    (path.name, bound.get(id(node))))
+    return found
+
+
+@pytest.mark.parametrize("target,compiler,exceptions", [
+    ("cpu", "for_cpu", NO_CPU_USER), ("cuda", "for_cuda", NO_CUDA_USER)])
+def test_every_helper_is_compiled_for_both_targets(target, compiler, exceptions):
+    users = _compiles(target, compiler)
+    missing = HELPER_NAMES - set(users)
+    assert not missing - set(exceptions), (
+        f"helpers no {target} kernel compiles with {compiler}(...): "
+        f"{sorted(missing - set(exceptions))}")
+    stale = set(exceptions) & set(users)
+    assert not stale, {name: f"now compiled in {users[name]}: drop it from the exceptions"
+                       for name in stale}
+    assert set(exceptions) <= HELPER_NAMES  # no exception for a helper that does not exist
+
+
+def test_shared_helpers_are_used_where_they_are_compiled_and_never_copied():
+    for target, compiler in (("cpu", "for_cpu"), ("cuda", "for_cuda")):
+        for helper, places in _compiles(target, compiler).items():
+            for module, name in places:
+                source = ast.parse((KERNELS / target / module).read_text())
+                loads = {n.id for n in ast.walk(source)
+                         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+                assert name is None or name in loads, f"{target}/{module}: {name} = " \
+                    f"{compiler}({helper}) is never used"
+        for path in (KERNELS / target).glob("*.py"):
+            defined = {n.name for n in ast.walk(ast.parse(path.read_text()))
+                       if isinstance(n, ast.FunctionDef)}
+            assert not defined & HELPER_NAMES, f"{target}/{path.name} redefines " \
+                f"{sorted(defined & HELPER_NAMES)}: import it from onnxkit.kernels.indexing"
+
+
+# --- values -----------------------------------------------------------------------------
 
 
 def test_window_taps_are_exactly_the_taps_inside():
@@ -49,6 +139,12 @@ def test_transpose_strides_and_index_round_trip():
     ix.unravel_index(17, np.array(x.shape), index)
     assert tuple(index) == np.unravel_index(17, x.shape)
     assert ix.ravel_index(index, ix.contiguous_strides(x.shape)) == 17
+    unravel, ravel = ix.for_cpu(ix.unravel_index), ix.for_cpu(ix.ravel_index)
+    shape, strides = np.array(x.shape, dtype=np.int64), ix.contiguous_strides(x.shape)
+    for ordinal in range(x.size):
+        unravel(ordinal, shape, index)
+        assert tuple(index) == np.unravel_index(ordinal, x.shape)
+        assert ravel(index, strides) == ordinal
 
 
 def test_im2col_rows_and_columns_round_trip():
@@ -57,6 +153,42 @@ def test_im2col_rows_and_columns_round_trip():
         assert ix.im2col_row(*parts, 2, 3, 4) == row
     assert ix.im2col_col_split(17, 2, 3, 4) == np.unravel_index(17, (2, 3, 4))
     assert ix.conv_input_coord(3, 2, 2, 1, 2) == 3 * 2 - 1 + 2 * 2
+
+
+def test_im2col_row_is_the_row_of_the_flattened_weight():
+    w = np.arange(5 * 3 * 2 * 3 * 4).reshape(5, 3, 2, 3, 4)  # W[m, c, kd, kh, kw]
+    flat = w.reshape(5, -1)  # W[m, row], the im2col GEMM's left operand
+    row = ix.for_cpu(ix.im2col_row)
+    for c, kd, kh, kw in itertools.product(range(3), range(2), range(3), range(4)):
+        for fn in (ix.im2col_row, row):
+            assert (flat[:, fn(c, kd, kh, kw, 2, 3, 4)] == w[:, c, kd, kh, kw]).all()
+    assert ix.im2col_row(1, 0, 2, 1, 1, 3, 3) == (1 * 3 + 2) * 3 + 1  # 2-D: kernel_d = 1
+    assert ix.im2col_row_split(16, 1, 3, 3) == (1, 0, 2, 1)
+    for col in range(2 * 3 * 4):
+        assert ix.im2col_col_split(col, 2, 3, 4) == np.unravel_index(col, (2, 3, 4))
+
+
+def test_window_positions_by_hand():
+    # output 4 of a stride-2 window with 1 padding row in front starts at input row 7
+    assert ix.window_start(4, 2, 1) == 7
+    assert ix.window_start(0, 2, 3) == -3  # in the padding
+    # its tap 2 at dilation 3 reads 7 + 2*3
+    assert ix.conv_input_coord(4, 2, 2, 1, 3) == 13
+    start, coord = ix.for_cpu(ix.window_start), ix.for_cpu(ix.conv_input_coord)
+    for o, j, s, p, d in itertools.product(range(5), range(4), (1, 2, 3), (0, 1, 4), (1, 2)):
+        want = o * s + j * d - p
+        assert ix.conv_input_coord(o, j, s, p, d) == coord(o, j, s, p, d) == want
+        assert ix.window_start(o, s, p) + j * d == start(o, s, p) + j * d == want
+
+
+def test_window_taps_by_hand():
+    # size 5, kernel 3, dilation 2: a window starting at -3 reads -3, -1, 1 -> only tap 2
+    assert ix.window_taps(-3, 2, 3, 5) == (2, 3)
+    assert ix.window_taps(0, 1, 3, 5) == (0, 3)  # all inside
+    assert ix.window_taps(3, 1, 3, 5) == (0, 2)  # reads 3, 4, 5 -> taps 0, 1
+    assert ix.window_taps(4, 2, 3, 5) == (0, 1)  # reads 4, 6, 8
+    first, stop = ix.window_taps(5, 1, 3, 5)  # starts past the end: no tap
+    assert first >= stop
 
 
 def test_broadcast_strides_refuses_what_does_not_broadcast():

@@ -18,6 +18,10 @@ laid out with the phase width ``wq``:
 Small planes (late layers: 14x14, 7x7 with hundreds of channels) run channels-last
 instead (``depthwise_conv_nhwc``): the caller transposes the few thousand values in
 and out, and the inner loop runs over the channels.
+
+Index math from ``onnxkit.kernels.indexing`` (the index helpers of the cpu and cuda
+kernels): ``window_start`` (a window's taps read start + i*dh, as in the cuda direct
+kernel), ``conv_input_coord`` and the clamped ranges of ``window_taps`` (``valid_range``).
 https://onnx.ai/onnx/operators/onnx__Conv.html
 """
 
@@ -26,8 +30,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from onnxkit.kernels.cpu._im2col import valid_range
+from onnxkit.kernels.cpu._im2col import phase_index, valid_range
 from onnxkit.kernels.cpu._math import FASTMATH, finish
+from onnxkit.kernels.indexing import conv_input_coord, for_cpu, window_start
+
+_coord = for_cpu(conv_input_coord)
+_start = for_cpu(window_start)
 
 
 @njit(cache=True, error_model="numpy", fastmath=FASTMATH)
@@ -35,16 +43,17 @@ def _phase_planes(plane, q, sh, sw, pt, pl, hq, wq):
     """q[a, b, h*wq + w] = plane[h*sh + a - pt, w*sw + b - pl] where that is inside.
 
     Only the positions inside the input are written: the caller zeroes ``q`` once,
-    and the padding positions are the same for every channel.
+    and the padding positions are the same for every channel. Row h of phase a is input
+    row h*sh + a - pt: what tap a of window h reads, at dilation 1.
     """
     height, width = plane.shape
     for a in range(sh):
-        h_lo, h_hi = valid_range(a - pt, sh, height, hq)
+        h_lo, h_hi = valid_range(_coord(0, a, sh, pt, 1), sh, height, hq)
         for b in range(sw):
-            lo, hi = valid_range(b - pl, sw, width, wq)
+            lo, hi = valid_range(_coord(0, b, sw, pl, 1), sw, width, wq)
             for h in range(h_lo, h_hi):
                 seg = q[a, b, h * wq + lo:h * wq + hi]
-                src = plane[h * sh + a - pt, lo * sw + b - pl:]
+                src = plane[_coord(h, a, sh, pt, 1), _coord(lo, b, sw, pl, 1):]
                 if sw == 1:
                     for t in range(hi - lo):
                         seg[t] = src[t]
@@ -60,9 +69,9 @@ def _taps(acc, q, wk, dh, dw, sh, sw, wq, span):
     for k in range(span):
         acc[k] = 0
     for i in range(kh):
-        a, qi = (i * dh) % sh, (i * dh) // sh
+        a, qi = phase_index(i * dh, sh)
         for j in range(kw):
-            b, qj = (j * dw) % sw, (j * dw) // sw
+            b, qj = phase_index(j * dw, sw)
             wv = wk[i, j]
             base = qi * wq + qj
             src = q[a, b, base:base + span]
@@ -72,9 +81,10 @@ def _taps(acc, q, wk, dh, dw, sh, sw, wq, span):
 
 @njit(inline="always")
 def _view(q, i, j, dh, dw, sh, sw, wq, span):
-    di, dj = i * dh, j * dw
-    base = (di // sh) * wq + dj // sw
-    return q[di % sh, dj % sw, base:base + span]
+    a, qi = phase_index(i * dh, sh)
+    b, qj = phase_index(j * dw, sw)
+    base = qi * wq + qj
+    return q[a, b, base:base + span]
 
 
 @njit(cache=True, error_model="numpy", fastmath=FASTMATH)
@@ -101,8 +111,8 @@ def depthwise_conv(x, w, bias, z, y, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1
     out_channels, _, kh, kw = w.shape
     oh_n, ow_n = y.shape[2], y.shape[3]
     mult = out_channels // channels
-    hp = (oh_n - 1) * sh + (kh - 1) * dh + 1  # padded extent the windows read
-    wp = (ow_n - 1) * sw + (kw - 1) * dw + 1
+    hp = _coord(oh_n - 1, kh - 1, sh, 0, dh) + 1  # padded extent the windows read
+    wp = _coord(ow_n - 1, kw - 1, sw, 0, dw) + 1
     hq = (hp + sh - 1) // sh + 1  # one slack row: reads past the last row stay inside
     wq = (wp + sw - 1) // sw
     q = np.zeros((sh, sw, hq * wq), x.dtype)
@@ -138,16 +148,18 @@ def depthwise_conv_nhwc(x, w, bias, z, y, has_z, sh, sw, dh, dw, pt, pl, code, p
     oh_n, ow_n = y.shape[0], y.shape[1]
     zero = bias[0] * 0
     for oh in range(oh_n):
+        top = _start(oh, sh, pt)
         for ow in range(ow_n):
+            left = _start(ow, sw, pl)
             out = y[oh, ow]
             for c in range(channels):
                 out[c] = bias[c]
             for i in range(kh):
-                ih = oh * sh + i * dh - pt
+                ih = top + i * dh
                 if ih < 0 or ih >= height:
                     continue
                 for j in range(kw):
-                    iw = ow * sw + j * dw - pl
+                    iw = left + j * dw
                     if iw < 0 or iw >= width:
                         continue
                     src = x[ih, iw]

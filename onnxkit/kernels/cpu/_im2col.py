@@ -3,9 +3,11 @@
     cols[(c * KH + i) * KW + j, oh * OW + ow] = X[c, oh*sh + i*dh - pt, ow*sw + j*dw - pl]
                                                 (0 where that falls in the padding)
 
-For one tap (i, j) the output columns ``ow`` that read inside the row form one range
-``[lo, hi)`` and the output rows ``oh`` one range too (``valid_range``): the loops copy
-those ranges and fill the rest with zeros, instead of testing every element.
+The row number and the input positions are ``im2col_row`` and ``conv_input_coord`` of
+``onnxkit.kernels.indexing`` (the index helpers of the cpu and cuda kernels). For one
+tap (i, j) the output columns ``ow`` that read inside the row form one range ``[lo, hi)``
+and the output rows ``oh`` one range too (``valid_range``, i.e. ``window_taps``): the
+loops copy those ranges and fill the rest with zeros, instead of testing every element.
 
 With stride 1 along the width and OW == W (the usual "same" padding), a tap's whole
 row of ``cols`` is the input plane shifted by ``(i*dh - pt) * W + j*dw - pl``: one
@@ -16,15 +18,16 @@ from __future__ import annotations
 
 from numba import njit
 
-from onnxkit.kernels.indexing import for_cpu, window_taps
+from onnxkit.kernels.indexing import conv_input_coord, for_cpu, im2col_row, window_taps
+
+_coord = for_cpu(conv_input_coord)
+_row = for_cpu(im2col_row)
+_window_taps = for_cpu(window_taps)
 
 
 @njit(inline="always")
 def ceil_div(a, b):
     return -((-a) // b)
-
-
-_window_taps = for_cpu(window_taps)
 
 
 @njit(inline="always")
@@ -36,6 +39,16 @@ def valid_range(offset, stride, size, out):
     """
     lo, hi = _window_taps(offset, stride, out, size)
     return lo, max(lo, hi)
+
+
+@njit(inline="always")
+def phase_index(pos, s):
+    """Column ``pos`` of a row is column ``index`` of phase ``phase`` (see ``phases``).
+
+    Returns ``(phase, index)``, ``pos = index * s + phase`` with ``0 <= phase < s`` (a
+    ``pos`` in the padding has a negative index).
+    """
+    return pos % s, pos // s
 
 
 # Loops over views that start at 0 vectorize; offsets inside the index do not.
@@ -103,17 +116,18 @@ def im2col(x, xp, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh_n, ow_n):
     for c in range(channels):
         src = x[c].reshape(plane)
         for i in range(kh):
-            oh_lo, oh_hi = valid_range(i * dh - pt, sh, height, oh_n)
+            top = _coord(0, i, sh, pt, dh)  # the row tap i reads for output row 0
+            oh_lo, oh_hi = valid_range(top, sh, height, oh_n)
             for j in range(kw):
-                dst = cols[(c * kh + i) * kw + j]
-                off = j * dw - pl
+                dst = cols[_row(c, 0, i, j, 1, kh, kw)]
+                off = _coord(0, j, sw, pl, dw)  # the column tap j reads for output column 0
                 lo, hi = valid_range(off, sw, width, ow_n)
                 _fill(dst, 0, oh_lo * ow_n)
                 _fill(dst, oh_hi * ow_n, oh_n * ow_n)
                 if oh_lo >= oh_hi:
                     continue
                 if shifted and sh == 1:
-                    shift = (i * dh - pt) * width + off
+                    shift = top * width + off
                     start = max(oh_lo * ow_n, -shift)
                     stop = min(oh_hi * ow_n, plane - shift)
                     _copy(dst, start, src, start + shift, stop - start)
@@ -123,11 +137,10 @@ def im2col(x, xp, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh_n, ow_n):
                         _fill(dst, oh * ow_n, oh * ow_n + lo)
                         _fill(dst, oh * ow_n + hi, oh * ow_n + ow_n)
                     continue
-                r = off % sw
-                q = (off - r) // sw  # column ow*sw + off is phase r, index ow + q
+                r, q = phase_index(off, sw)  # column ow*sw + off is phase r, index ow + q
                 for oh in range(oh_lo, oh_hi):
                     base = oh * ow_n
-                    ih = oh * sh + i * dh - pt
+                    ih = oh * sh + top  # = _coord(oh, i, sh, pt, dh), top hoisted
                     _fill(dst, base, base + lo)
                     if sw == 1:
                         _copy(dst, base + lo, src, ih * width + lo + off, hi - lo)

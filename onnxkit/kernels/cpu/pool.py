@@ -4,7 +4,12 @@
         for ow in the clamped range reading inside the row:
             MaxPool:     Y[oh, ow] = max(Y[oh, ow], X[ih, ow*sw + j*dw - pl])  (NaN wins)
             AveragePool: S[oh, ow] += X[ih, ow*sw + j*dw - pl]
-    AveragePool: Y = S / count, count from ``window_counts`` (with or without the pads)
+    AveragePool: Y = S / count, count from ``_counts`` (with or without the pads)
+
+Index math from ``onnxkit.kernels.indexing`` (the index helpers of the cpu and cuda
+kernels): a window starts at ``window_start`` and its tap i reads start + i*dh, as in
+the cuda pools; the clamped column ranges are ``window_taps`` (``valid_range``) of the
+offsets ``conv_input_coord`` gives.
 
 Padding is never read, so it never wins a maximum and adds nothing to a sum. MaxPool
 with its Indices output, 3-D windows and integer types run the reference kernel.
@@ -19,13 +24,16 @@ from numba import njit
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty
-from onnxkit.kernels.cpu._im2col import phase_shape, phases, valid_range
+from onnxkit.kernels.cpu._im2col import phase_index, phase_shape, phases, valid_range
+from onnxkit.kernels.indexing import conv_input_coord, for_cpu, window_start
 from onnxkit.ops.nn._windows import Geometry, geometry
 from onnxkit.ops.nn.max_pool import max_pool as reference_max_pool
 from onnxkit.ops.nn.pool import average_pool as reference_average_pool
 from onnxkit.ops.registry import op
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_coord = for_cpu(conv_input_coord)
+_start = for_cpu(window_start)
 
 
 @njit(cache=True, error_model="numpy")
@@ -41,15 +49,15 @@ def max_pool_2d(x, xp, y, kh, kw, sh, sw, dh, dw, pt, pl):
             row = y[p, oh]
             for t in range(ow_n):
                 row[t] = -np.inf
+            top = _start(oh, sh, pt)
             for i in range(kh):
-                ih = oh * sh + i * dh - pt
+                ih = top + i * dh
                 if ih < 0 or ih >= height:
                     continue
                 for j in range(kw):
-                    off = j * dw - pl
+                    off = _coord(0, j, sw, pl, dw)  # the column tap j reads for output column 0
                     lo, hi = valid_range(off, sw, width, ow_n)
-                    r = off % sw
-                    q = (off - r) // sw
+                    r, q = phase_index(off, sw)
                     a = row[lo:hi]
                     b = x[p, ih, lo + off:] if sw == 1 else xp[p, ih, r, lo + q:]
                     for t in range(hi - lo):
@@ -68,15 +76,15 @@ def sum_pool_2d(x, xp, y, count, kh, kw, sh, sw, dh, dw, pt, pl):
             row = y[p, oh]
             for t in range(ow_n):
                 row[t] = 0
+            top = _start(oh, sh, pt)
             for i in range(kh):
-                ih = oh * sh + i * dh - pt
+                ih = top + i * dh
                 if ih < 0 or ih >= height:
                     continue
                 for j in range(kw):
-                    off = j * dw - pl
+                    off = _coord(0, j, sw, pl, dw)  # the column tap j reads for output column 0
                     lo, hi = valid_range(off, sw, width, ow_n)
-                    r = off % sw
-                    q = (off - r) // sw
+                    r, q = phase_index(off, sw)
                     a = row[lo:hi]
                     b = x[p, ih, lo + off:] if sw == 1 else xp[p, ih, r, lo + q:]
                     for t in range(hi - lo):
@@ -109,7 +117,7 @@ def _counts(in_hw, g: Geometry, include_pad: bool) -> np.ndarray:
     per_axis = []
     for size, k, s, d, b, e, o in zip(in_hw, g.kernel, g.strides, g.dilations, g.begin,
                                       g.end, g.out):
-        pos = np.arange(o)[:, None] * s + np.arange(k)[None, :] * d - b
+        pos = conv_input_coord(np.arange(o)[:, None], np.arange(k)[None, :], s, b, d)
         lo, hi = (-b, size + e) if include_pad else (0, size)
         per_axis.append(np.maximum(((pos >= lo) & (pos < hi)).sum(axis=1), 1))
     return np.multiply.outer(per_axis[0], per_axis[1]).astype(np.float64)
