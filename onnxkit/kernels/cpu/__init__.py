@@ -18,6 +18,15 @@ so the two executors always give the same answers.
 | tensor          | Gather, Transpose, Concat                                        |
 | resize          | Resize (nearest / linear, 2-D)                                   |
 
+The kernels share the cuda kernels' contract: a registered kernel has the name and the
+signature of the operator's reference and cuda kernels, and the Numba kernel of an
+operator the cuda executor also has takes its inputs, then the window geometry (kernel,
+strides, dilations, pads, output size), then parameters, and its outputs last. (``im2col``
+has no cuda counterpart, the implicit GEMM builds no columns, and keeps ``cols`` third:
+moved last, its code measured 2-3% slower.) Index math comes from
+``onnxkit.kernels.indexing`` (``for_cpu``), the helpers the cuda kernels compile with
+``for_cuda``.
+
 Threads: BLAS keeps its own pool for the matrix products; the Numba kernels run on the
 calling thread (see ``_threads``). Every kernel is compiled with ``cache=True``; ``python -m onnxkit.kernels.cpu.warm``
 compiles them all ahead of a first session. Numba checks only the timestamp of a

@@ -105,7 +105,7 @@ def _taps_3x3(acc, q, wk, dh, dw, sh, sw, wq, span):
 
 
 @njit(cache=True, error_model="numpy", fastmath=FASTMATH)
-def depthwise_conv(x, w, bias, z, y, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1):
+def depthwise_conv(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1, y):
     """x (N, C, H, W), w (M, 1, KH, KW), M = C * mult, into y (N, M, OH, OW)."""
     batch, channels, height, width = x.shape
     out_channels, _, kh, kw = w.shape
@@ -137,7 +137,7 @@ def depthwise_conv(x, w, bias, z, y, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1
 
 
 @njit(cache=True, error_model="numpy", fastmath=FASTMATH)
-def depthwise_conv_nhwc(x, w, bias, z, y, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1):
+def depthwise_conv_nhwc(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1, y):
     """Channels-last, for small planes: x (H, W, C), w (KH, KW, C), y (OH, OW, C).
 
     Every output pixel is one loop over the channels per tap (long and contiguous), where

@@ -30,7 +30,7 @@ FLOAT32 = (np.dtype(np.float32),)
 
 
 @njit(cache=True, error_model="numpy", fastmath=FASTMATH)
-def apply_flat(x, y, code, p0, p1):
+def apply_flat(x, code, p0, p1, y):
     """y[i] = activate(x[i]); one loop per code so each one vectorizes."""
     n = x.size
     if code == RELU:
@@ -62,7 +62,7 @@ def elementwise(X, code, p0=0.0, p1=0.0, dtypes=FLOATS):
         return None
     Y = empty(X.shape, X.dtype)
     t = X.dtype.type
-    apply_flat(np.ascontiguousarray(X).reshape(-1), Y.reshape(-1), code, t(p0), t(p1))
+    apply_flat(np.ascontiguousarray(X).reshape(-1), code, t(p0), t(p1), Y.reshape(-1))
     return Y
 
 

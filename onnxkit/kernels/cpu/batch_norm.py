@@ -24,7 +24,7 @@ FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 @njit(cache=True, error_model="numpy", fastmath=FASTMATH)
-def affine_planes(x, y, mean, inv, shift):
+def affine_planes(x, mean, inv, shift, y):
     """x, y (N, C, P): y[n, c, :] = (x[n, c, :] - mean[c]) * inv[c] + shift[c]."""
     batch, channels, size = x.shape
     for n in range(batch):
@@ -46,7 +46,7 @@ def batch_norm_fast(X, scale, B, mean, var, epsilon):
     inv = scale.astype(work) / np.sqrt(var.astype(work) + work.type(epsilon))
     Y = empty(X.shape, work)
     x3 = np.ascontiguousarray(X).reshape(X.shape[0], c, -1)
-    affine_planes(x3, Y.reshape(x3.shape), mean.astype(work), inv.astype(work), B.astype(work))
+    affine_planes(x3, mean.astype(work), inv.astype(work), B.astype(work), Y.reshape(x3.shape))
     return Y
 
 

@@ -81,12 +81,12 @@ def _depthwise(X, W, bias, Z4, Y, g, code):
             x_last = np.ascontiguousarray(X[i].transpose(1, 2, 0))
             z_last = (_NO_Z3[X.dtype] if Z4 is None
                       else np.ascontiguousarray(Z4[i].transpose(1, 2, 0)))
-            depthwise_conv_nhwc(x_last, w_last, bias, z_last, y_last, Z4 is not None, *args,
-                                act, p0, p1)
+            depthwise_conv_nhwc(x_last, w_last, bias, z_last, Z4 is not None, *args, act, p0,
+                                p1, y_last)
             np.copyto(Y[i], y_last.transpose(2, 0, 1))
         return
     z = _NO_Z4[X.dtype] if Z4 is None else np.ascontiguousarray(Z4)
-    depthwise_conv(X, np.ascontiguousarray(W), bias, z, Y, Z4 is not None, *args, act, p0, p1)
+    depthwise_conv(X, np.ascontiguousarray(W), bias, z, Z4 is not None, *args, act, p0, p1, Y)
 
 
 def conv2d(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, params):

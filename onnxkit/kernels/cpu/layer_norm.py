@@ -27,8 +27,8 @@ FLOATS = (np.dtype(np.float32),)  # float64 with stash_type=1 normalizes in floa
 
 
 @njit(cache=True, error_model="numpy")
-def normalize_rows(x, skip, has_skip, s_out, scale, bias, eps, y, mean_out, inv_out):
-    """x, skip, s_out, y: (R, D); mean_out, inv_out: (R,); see the module docstring."""
+def normalize_rows(x, skip, has_skip, scale, bias, eps, y, mean_out, inv_out, s_out):
+    """x, skip, y, s_out: (R, D); mean_out, inv_out: (R,); see the module docstring."""
     rows, d = x.shape
     for r in range(rows):
         total = 0.0
@@ -79,8 +79,8 @@ def layer_norm_fast(X, Skip, Scale, B, axis, epsilon, stats_dtype):
     stat_shape = X.shape[:start] + (1,) * (X.ndim - start)
     mean = np.empty(stat_shape, stats_dtype)
     inv = np.empty(stat_shape, stats_dtype)
-    normalize_rows(x, skip, Skip is not None, S.reshape(rows, d), Scale.reshape(d), bias,
-                   float(epsilon), Y.reshape(rows, d), mean.reshape(rows), inv.reshape(rows))
+    normalize_rows(x, skip, Skip is not None, Scale.reshape(d), bias, float(epsilon),
+                   Y.reshape(rows, d), mean.reshape(rows), inv.reshape(rows), S.reshape(rows, d))
     return Y, mean, inv, S
 
 

@@ -37,7 +37,7 @@ _start = for_cpu(window_start)
 
 
 @njit(cache=True, error_model="numpy")
-def max_pool_2d(x, xp, y, kh, kw, sh, sw, dh, dw, pt, pl):
+def max_pool_2d(x, xp, kh, kw, sh, sw, dh, dw, pt, pl, y):
     """x (P, H, W) planes -> y (P, OH, OW), the NaN-propagating max of each window.
 
     ``xp`` is ``phases(x, sw)`` when sw > 1: a tap then reads a contiguous run.
@@ -67,7 +67,7 @@ def max_pool_2d(x, xp, y, kh, kw, sh, sw, dh, dw, pt, pl):
 
 
 @njit(cache=True, error_model="numpy")
-def sum_pool_2d(x, xp, y, count, kh, kw, sh, sw, dh, dw, pt, pl):
+def average_pool_2d(x, xp, kh, kw, sh, sw, dh, dw, pt, pl, count, y):
     """x (P, H, W) -> y (P, OH, OW): window sums (taps in order) divided by ``count``."""
     planes, height, width = x.shape
     oh_n, ow_n = y.shape[1], y.shape[2]
@@ -152,7 +152,7 @@ def max_pool(X, *, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape,
                                   storage_order=storage_order, strides=strides, ctx=ctx)
     planes, g, out_shape = found
     Y = empty((planes.shape[0],) + g.out, X.dtype)
-    max_pool_2d(planes, _phases(planes, g), Y, *_args(g))
+    max_pool_2d(planes, _phases(planes, g), *_args(g), Y)
     return Y.reshape(out_shape)
 
 
@@ -167,5 +167,5 @@ def average_pool(X, *, auto_pad="NOTSET", ceil_mode=0, count_include_pad=0, dila
     planes, g, out_shape = found
     Y = empty((planes.shape[0],) + g.out, X.dtype)
     counts = _counts(planes.shape[1:], g, bool(count_include_pad))
-    sum_pool_2d(planes, _phases(planes, g), Y, counts, *_args(g))
+    average_pool_2d(planes, _phases(planes, g), *_args(g), counts, Y)
     return Y.reshape(out_shape)
