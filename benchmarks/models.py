@@ -76,6 +76,12 @@ def _torch_modules():
     import torch
     from torch import nn
 
+    def shortcut(cin, cout, stride):
+        """The residual branch's projection (1x1 conv + BatchNorm), or None for identity."""
+        if stride == 1 and cin == cout:
+            return None
+        return nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
     class BasicBlock(nn.Module):
         def __init__(self, cin, cout, stride):
             super().__init__()
@@ -83,10 +89,7 @@ def _torch_modules():
             self.bn1 = nn.BatchNorm2d(cout)
             self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
             self.bn2 = nn.BatchNorm2d(cout)
-            self.down = None
-            if stride != 1 or cin != cout:
-                self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
-                                          nn.BatchNorm2d(cout))
+            self.down = shortcut(cin, cout, stride)
 
         def forward(self, x):
             y = torch.relu(self.bn1(self.conv1(x)))
@@ -125,10 +128,7 @@ def _torch_modules():
             self.bn2 = nn.BatchNorm2d(width)
             self.conv3 = nn.Conv2d(width, cout, 1, bias=False)
             self.bn3 = nn.BatchNorm2d(cout)
-            self.down = None
-            if stride != 1 or cin != cout:
-                self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
-                                          nn.BatchNorm2d(cout))
+            self.down = shortcut(cin, cout, stride)
 
         def forward(self, x):
             y = torch.relu(self.bn1(self.conv1(x)))
