@@ -39,8 +39,6 @@ NO_CUDA_USER = {
                   "kernel walks the taps in nested loops: no cuda kernel numbers a row",
     "im2col_row_split": "it builds conv.py's row_table on the host, over numpy arrays (plain "
                         "Python, not compiled): no cuda kernel splits a row number any more",
-    "conv_input_coord": "the cuda kernels add a tap's offset to window_start (pool.py, conv.py's "
-                        "direct kernel; the implicit GEMM's offsets come from row_table)",
 }
 
 

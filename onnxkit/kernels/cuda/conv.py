@@ -33,13 +33,15 @@ from onnxkit.kernels.cuda._device import (FLOAT_DTYPES, HostFallback, device, em
 from onnxkit.kernels.cuda._scalar import activation as activation_formula, identity
 from onnxkit.kernels.cuda._tiles import (Tiles, multiply_slice, park_rows, pick, slot,
                                          stash_slices)
-from onnxkit.kernels.indexing import (contiguous_strides, for_cuda, im2col_col_split,
-                                      im2col_row_split, spatial3, window_start, window_taps)
+from onnxkit.kernels.indexing import (contiguous_strides, conv_input_coord, for_cuda,
+                                      im2col_col_split, im2col_row_split, spatial3, window_start,
+                                      window_taps)
 from onnxkit.ops.nn._windows import geometry
 from onnxkit.ops.nn.conv import check_kernel_shape
 from onnxkit.ops.registry import op
 
 _col_split = for_cuda(im2col_col_split)
+_coord = for_cuda(conv_input_coord)
 _start = for_cuda(window_start)
 _taps = for_cuda(window_taps)
 THIN_GROUP = 8  # groups with fewer output channels than this run the direct kernel
@@ -164,10 +166,12 @@ def direct_kernel(dtype, formula):
                 wc = (mo * cg + c) * k3[0]
                 for kd in range(f0, e0):
                     for kh in range(f1, e1):
-                        xrow = ((xc + b0 + kd * d3[0]) * in3[1] + b1 + kh * d3[1]) * in3[2] + b2
+                        r0 = _coord(od, kd, s3[0], p3[0], d3[0])
+                        r1 = _coord(oh, kh, s3[1], p3[1], d3[1])
+                        xrow = ((xc + r0) * in3[1] + r1) * in3[2]
                         wrow = ((wc + kd) * k3[1] + kh) * k3[2]
                         for kw in range(f2, e2):
-                            acc += x[xrow + kw * d3[2]] * w[wrow + kw]
+                            acc += x[xrow + _coord(ow, kw, s3[2], p3[2], d3[2])] * w[wrow + kw]
             y = acc
             if has_bias:
                 y += bias[mo]

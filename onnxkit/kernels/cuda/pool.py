@@ -1,6 +1,7 @@
 """MaxPool and AveragePool on the GPU: one thread per output element.
 
     start = o * stride - pad_begin; taps j in window_taps(start, dilation, kernel, size)
+    tap j reads input position conv_input_coord(o, j, stride, pad_begin, dilation)
     MaxPool:     Y = max over the taps inside X (padding never wins; the first max on
                  ties, the first NaN if any); Indices = flat index of that element in X,
                  row-major, or column-major over the spatial axes with storage_order=1
@@ -22,11 +23,13 @@ from numba import cuda
 from onnxkit.kernels.cuda import CUDA
 from onnxkit.kernels.cuda._device import (FLOAT_DTYPES, HostFallback, device, empty, launch_1d,
                                           need_dtype)
-from onnxkit.kernels.indexing import for_cuda, im2col_col_split, spatial3, window_start, window_taps
+from onnxkit.kernels.indexing import (conv_input_coord, for_cuda, im2col_col_split, spatial3,
+                                      window_start, window_taps)
 from onnxkit.ops.nn._windows import geometry
 from onnxkit.ops.registry import op
 
 _col_split = for_cuda(im2col_col_split)
+_coord = for_cuda(conv_input_coord)
 _start = for_cuda(window_start)
 _taps = for_cuda(window_taps)
 MAX_POOL_DTYPES = FLOAT_DTYPES | {np.dtype(np.int8), np.dtype(np.uint8)}
@@ -55,7 +58,9 @@ def max_pool_kernel(dtype):
             for j0 in range(f0, e0):
                 for j1 in range(f1, e1):
                     for j2 in range(f2, e2):
-                        p0, p1, p2 = b0 + j0 * d3[0], b1 + j1 * d3[1], b2 + j2 * d3[2]
+                        p0 = _coord(od, j0, s3[0], p3[0], d3[0])
+                        p1 = _coord(oh, j1, s3[1], p3[1], d3[1])
+                        p2 = _coord(ow, j2, s3[2], p3[2], d3[2])
                         v = x[((plane * in3[0] + p0) * in3[1] + p1) * in3[2] + p2]
                         if not found or v > best or (v != v and best == best):
                             best = v
@@ -88,9 +93,11 @@ def _average_pool_kernel(x, in3, k3, s3, d3, p3, e3, o3, include_pad, out):
         total = 0.0
         for j0 in range(f0, e0):
             for j1 in range(f1, e1):
-                row = ((plane * in3[0] + b0 + j0 * d3[0]) * in3[1] + b1 + j1 * d3[1]) * in3[2] + b2
+                r0 = _coord(od, j0, s3[0], p3[0], d3[0])
+                r1 = _coord(oh, j1, s3[1], p3[1], d3[1])
+                row = (plane * in3[0] + r0) * in3[1] + r1
                 for j2 in range(f2, e2):
-                    total += x[row + j2 * d3[2]]
+                    total += x[row * in3[2] + _coord(ow, j2, s3[2], p3[2], d3[2])]
         count = max(e0 - f0, 0) * max(e1 - f1, 0) * max(e2 - f2, 0)
         if include_pad:  # taps inside [-begin, size + end): shift the window by the pads
             g0, h0 = _taps(b0 + p3[0], d3[0], k3[0], in3[0] + p3[0] + e3[0])
