@@ -51,9 +51,11 @@ def batch_norm(X, scale, B, mean, var, epsilon):
     return out
 
 
-@op("BatchNormalization", 7, 9, context=True, registry=CUDA)
-def batch_normalization_legacy(X, scale, B, mean, var, *, epsilon=1e-5, momentum=0.9,
-                               spatial=1, ctx):
+@op("BatchNormalization", 1, 6, 7, 9, context=True, registry=CUDA)
+def batch_normalization_legacy(X, scale, B, mean, var, *, consumed_inputs=None, epsilon=1e-5,
+                               is_test=0, momentum=0.9, spatial=1, ctx):
+    """Versions 1-9 (``consumed_inputs`` of version 1 and ``is_test`` of 1 and 6 only say
+    how training outputs alias the inputs): inference on the device, like the cpu kernel."""
     if ctx.n_outputs > 1 or not spatial:
         raise HostFallback("training outputs or spatial=0 run on the host")
     return batch_norm(X, scale, B, mean, var, epsilon)
