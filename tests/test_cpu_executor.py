@@ -49,6 +49,19 @@ CPU_CASES = [
     C("depthwise_channels_last_stride2_dilated", "FusedConv", f32(1, 40, 13, 13),
       Init(f32(40, 1, 3, 3)), Init(f32(40)), domain="onnxkit", group=40, strides=[2, 2],
       pads=[2, 1, 1, 2], dilations=[2, 1], activation="Relu"),  # 6x7 output: channels-last
+    # Winograd F(2x2, 3x3) (16+ channels, 3x3, stride 1): odd planes, batches, pads of
+    # every size (a tile entirely in the padding), residual + Clip, a one-column plane
+    C("winograd_same_odd", "Conv", f32(1, 16, 9, 11), Init(f32(16, 16, 3, 3)), Init(f32(16)),
+      pads=[1, 1, 1, 1], rtol=1e-5, atol=1e-4),
+    C("winograd_valid_batch2", "Conv", f32(2, 16, 8, 7), Init(f32(20, 16, 3, 3)),
+      rtol=1e-5, atol=1e-4),
+    C("winograd_fused_z_clip_asym", "FusedConv", f32(1, 16, 6, 5), Init(f32(16, 16, 3, 3)),
+      Init(f32(16)), f32(1, 16, 7, 6), domain="onnxkit", pads=[2, 0, 1, 3],
+      activation="Clip", activation_params=[-3.0, 4.0], rtol=1e-5, atol=1e-4),
+    C("winograd_wide_pads", "Conv", f32(1, 17, 4, 4), Init(f32(16, 17, 3, 3)),
+      pads=[3, 3, 3, 2], rtol=1e-5, atol=1e-4),
+    C("winograd_one_column", "FusedConv", f32(1, 16, 5, 1), Init(f32(16, 16, 3, 3)),
+      domain="onnxkit", pads=[1, 1, 1, 1], activation="Relu", rtol=1e-5, atol=1e-4),
     C("fused_conv_hardswish", "FusedConv", f32(1, 2, 5, 5), Init(f32(3, 2, 3, 3)), Init(f32(3)),
       domain="onnxkit", pads=[1, 1, 1, 1], activation="HardSwish"),
     C("fused_conv_sigmoid_reference_act", "FusedConv", f32(1, 2, 5, 5), Init(f32(3, 2, 1, 1)),
@@ -116,6 +129,9 @@ FAST = {
     "depthwise_stride2": ("conv", "reference_conv"),
     "depthwise_multiplier_5x5": ("conv", "reference_conv"),
     "fused_conv_z_leaky": ("conv", "reference_fused_conv"),
+    "winograd_same_odd": ("conv", "im2col"), "winograd_valid_batch2": ("conv", "im2col"),
+    "winograd_fused_z_clip_asym": ("conv", "im2col"), "winograd_wide_pads": ("conv", "im2col"),
+    "winograd_one_column": ("conv", "im2col"),
     "fused_depthwise_clip_z": ("conv", "reference_fused_conv"),
     "depthwise_small_plane_channels_last": ("conv", "reference_fused_conv"),
     "depthwise_channels_last_stride2_dilated": ("conv", "reference_fused_conv"),
@@ -321,3 +337,45 @@ def test_every_cpu_kernel_names_a_reference_version():
     for kernel in CPU:
         assert reference.get(kernel.domain, kernel.op_type, kernel.since_version) is not None, \
             kernel.qualified_name
+
+
+def _constant(a):
+    return np.frombuffer(a.tobytes(), a.dtype).reshape(a.shape)
+
+
+def test_winograd_runs_where_it_measured_faster_and_only_there():
+    from onnxkit.kernels.cpu._winograd import applies
+
+    x16 = np.zeros((1, 16, 9, 9), np.float32)
+    w16 = _constant(f32(16, 16, 3, 3))
+    assert applies(x16, w16, 1, (1, 1), (1, 1), (9, 9))
+    assert not applies(x16, np.array(w16), 1, (1, 1), (1, 1), (9, 9))  # writable: not a constant
+    assert not applies(x16, w16, 1, (2, 2), (1, 1), (5, 5))
+    assert not applies(x16, w16, 1, (1, 1), (2, 2), (5, 5))
+    assert not applies(x16, _constant(f32(16, 8, 3, 3)), 2, (1, 1), (1, 1), (9, 9))
+    assert not applies(x16.astype(np.float64), _constant(w16.astype(np.float64)), 1, (1, 1),
+                       (1, 1), (9, 9))
+    assert not applies(np.zeros((1, 8, 9, 9), np.float32), _constant(f32(16, 8, 3, 3)), 1,
+                       (1, 1), (1, 1), (9, 9))  # 8 input channels: too thin
+    w_big = _constant(np.zeros((512, 512, 3, 3), np.float32))  # U = 16 MiB
+    assert not applies(np.zeros((1, 512, 14, 14), np.float32), w_big, 1, (1, 1), (1, 1), (14, 14))
+    w_mid = _constant(np.zeros((256, 256, 3, 3), np.float32))  # U = 4 MiB
+    x_mid = np.zeros((1, 256, 14, 14), np.float32)
+    assert applies(x_mid, w_mid, 1, (1, 1), (1, 1), (14, 14))
+    assert not applies(x_mid, w_mid, 1, (1, 1), (1, 1), (7, 7))  # 16 tiles: U-bound
+    w_small = _constant(np.zeros((32, 128, 3, 3), np.float32))  # U = 1 MiB
+    assert applies(np.zeros((1, 128, 7, 7), np.float32), w_small, 1, (1, 1), (1, 1), (7, 7))
+
+
+def test_winograd_weights_are_transformed_once_per_constant():
+    from onnxkit.kernels.cpu import _winograd
+    from onnxkit.kernels.cpu._buffers import laid_out
+
+    w = _constant(f32(16, 16, 3, 3))
+    u = laid_out(w, "winograd F(2x2,3x3)", _winograd.weight_transform)
+    assert laid_out(w, "winograd F(2x2,3x3)", _winograd.weight_transform) is u
+    assert u.shape == (16, 16, 16) and not u.flags.writeable
+    # G g G^T by hand for one filter: row 0 of G is (1, 0, 0), so U[0] = g[0, 0] and
+    # U[1] (xi = (0, 1)) = (g[0, 0] + g[0, 1] + g[0, 2]) / 2
+    np.testing.assert_allclose(u[0], w[:, :, 0, 0], rtol=1e-6)
+    np.testing.assert_allclose(u[1], w[:, :, 0, :].sum(axis=-1) / 2, rtol=1e-5, atol=1e-6)

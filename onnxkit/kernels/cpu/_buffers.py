@@ -116,7 +116,7 @@ def empty(shape, dtype=np.float32) -> np.ndarray:
 
 # --- constant operands, laid out once --------------------------------------------------
 
-_LAID_OUT: dict[int, np.ndarray] = {}
+_LAID_OUT: dict[tuple[int, str], np.ndarray] = {}
 
 
 def is_constant(x: np.ndarray) -> bool:
@@ -129,6 +129,25 @@ def is_constant(x: np.ndarray) -> bool:
     return isinstance(base, bytes)
 
 
+def laid_out(x: np.ndarray, tag: str, build):
+    """``build(x)``, computed once per constant ``x`` and ``tag`` (read-only), else each call.
+
+    Constants are the initializers a session reads from the model's bytes: their memory
+    cannot change, so what is derived from them (a transposed copy, Winograd-transformed
+    weights) is kept until ``x`` itself is freed.
+    """
+    if not is_constant(x):
+        return build(x)
+    key = (id(x), tag)
+    laid = _LAID_OUT.get(key)
+    if laid is None:
+        laid = build(x)
+        laid.flags.writeable = False
+        _LAID_OUT[key] = laid
+        weakref.finalize(x, _LAID_OUT.pop, key, None)
+    return laid
+
+
 def contiguous_transpose(x: np.ndarray) -> np.ndarray:
     """``x.T`` as a C-contiguous array, computed once per constant ``x`` (else each call).
 
@@ -137,11 +156,4 @@ def contiguous_transpose(x: np.ndarray) -> np.ndarray:
     """
     if not is_constant(x):
         return x.T
-    key = id(x)
-    laid = _LAID_OUT.get(key)
-    if laid is None:
-        laid = np.ascontiguousarray(x.T)
-        laid.flags.writeable = False
-        _LAID_OUT[key] = laid
-        weakref.finalize(x, _LAID_OUT.pop, key, None)
-    return laid
+    return laid_out(x, "transpose", lambda a: np.ascontiguousarray(a.T))

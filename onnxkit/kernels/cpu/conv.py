@@ -27,6 +27,7 @@ from onnxkit.kernels.cpu._depthwise import depthwise_conv, depthwise_conv_nhwc
 from onnxkit.kernels.cpu._epilogue import epilogue_rows
 from onnxkit.kernels.cpu._im2col import im2col, phase_shape, phases
 from onnxkit.kernels.cpu._math import activation_code
+from onnxkit.kernels.cpu._winograd import applies as winograd_applies, winograd_conv
 from onnxkit.ops.fused.fused_conv import fused_conv as reference_fused_conv
 from onnxkit.ops.nn._windows import geometry
 from onnxkit.ops.nn.conv import conv as reference_conv
@@ -110,8 +111,10 @@ def conv2d(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, pa
     Z4 = None if Z is None else Z.reshape(out_shape)
     code = activation_code(activation, params)
     X = np.ascontiguousarray(X)
-    Y = empty(out_shape, X.dtype)
     bias = np.zeros(m, X.dtype) if B is None else B
+    if code is not None and winograd_applies(X, W, group, g.strides, g.dilations, g.out):
+        return winograd_conv(X, W, bias, Z4, code, g.begin, out_shape)
+    Y = empty(out_shape, X.dtype)
     if group == c and cg == 1 and code is not None:
         _depthwise(X, W, bias, Z4, Y, g, code)
         return Y[:, :, 0, :] if one_d else Y

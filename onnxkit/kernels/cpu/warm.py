@@ -26,6 +26,11 @@ class _Ctx:
         output = ["Y"]
 
 
+def _constant(a: np.ndarray) -> np.ndarray:
+    """``a`` over read-only bytes, as an initializer is (``_buffers.is_constant``)."""
+    return np.frombuffer(a.tobytes(), a.dtype).reshape(a.shape)
+
+
 def _calls(dtype):
     """(what, thunk) pairs covering the kernels' code paths for one float dtype."""
     from onnxkit.kernels.cpu import (activations, attention, batch_norm, binary, conv, gemm,
@@ -77,6 +82,11 @@ def _calls(dtype):
     ]
     if dtype == np.float32:
         calls += [
+            ("conv Winograd", lambda: conv.conv(r(1, 16, 9, 9), _constant(r(16, 16, 3, 3)), r(16),
+                                                pads=[1, 1, 1, 1])),
+            ("conv Winograd + Z", lambda: conv.fused_conv(
+                r(1, 16, 9, 9), _constant(r(16, 16, 3, 3)), r(16), r(1, 16, 9, 9),
+                pads=[1, 1, 1, 1], activation="Relu")),
             ("gelu", lambda: activations.gelu(x)),
             ("erf", lambda: activations.erf(x)),
             ("hard swish", lambda: activations.hard_swish(x)),

@@ -1,0 +1,244 @@
+"""Winograd F(2x2, 3x3): 3x3 stride-1 convolutions with 2.25x fewer multiplications.
+
+Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks" (CVPR 2016). Each 2x2
+block of outputs of one (output channel m, input channel c) pair is
+
+    Y = A^T [ (G g G^T) * (B^T d B) ] A          (* elementwise, 4x4)
+
+with g the 3x3 filter and d the 4x4 input tile the block reads (tiles overlap by 2):
+
+    B^T = [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]]
+    G   = [[1, 0, 0], [1/2, 1/2, 1/2], [1/2, -1/2, 1/2], [0, 0, 1]]
+    A^T = [[1, 1, 1, 0], [0, 1, -1, -1]]
+
+Summed over the input channels, the 16 elementwise products become 16 matrix products,
+one per position xi = 4*k + l of the 4x4 tile:
+
+    U[xi] = (G g G^T)[xi]   for every (m, c)    (M, C)   once per weight (``laid_out``)
+    V[xi] = (B^T d B)[xi]   for every (c, tile) (C, T)   ``input_transform`` (Numba)
+    P[xi] = U[xi] @ V[xi]                       (M, T)   16 BLAS products
+    Y     = A^T P A for every (m, tile), then bias, Z and the activation
+                                                         ``output_transform`` (Numba)
+
+T = N * ceil(OH/2) * ceil(OW/2) tiles. The products do 16 * M * C * T multiply-adds where
+im2col + GEMM does 9 * M * C * OH * OW: 2.25x fewer when OH and OW are even. The price is
+memory traffic (V is 4x the input, P 4x the output) and 16/9 as many weight values, so
+``conv.py`` takes this path only where measurement showed it faster (see ``applies``).
+Tile (th, tw) of image n is column ``n * TH * TW + th * TW + tw``; its tap (k, l) reads
+input position ``conv_input_coord(2*th, k, 1, pad_top, 1)`` (row) and likewise for columns.
+https://arxiv.org/abs/1509.09308
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from onnxkit.kernels.cpu._buffers import empty, is_constant, laid_out
+from onnxkit.kernels.cpu._im2col import valid_range
+from onnxkit.kernels.cpu._math import FASTMATH, finish
+from onnxkit.kernels.indexing import conv_input_coord, for_cpu
+
+_coord = for_cpu(conv_input_coord)
+
+G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
+MIN_CHANNELS = 16  # below this (either side) the products are too thin to gain
+MAX_WEIGHT_BYTES = 8 << 20  # U above this: the products are bound by reading U
+MIN_TILES = 36  # per image (output planes from 11x11) ...
+SMALL_WEIGHT_BYTES = 1 << 20  # ... unless U is this small (DenseNet's 128 -> 32 layers)
+
+
+def applies(X, W, group, strides, dilations, out) -> bool:
+    """Whether the Winograd path runs: float32 2-D 3x3, stride and dilation 1, one group,
+    a constant weight (U is computed once) and layer sizes where it measured faster
+    (``out``: the output plane's (OH, OW))."""
+    if X.dtype != np.float32 or X.ndim != 4 or W.shape[2:] != (3, 3) or group != 1:
+        return False
+    if tuple(strides) != (1, 1) or tuple(dilations) != (1, 1) or not is_constant(W):
+        return False
+    m, c = W.shape[:2]
+    tiles = -(-out[0] // 2) * -(-out[1] // 2)
+    u_bytes = 16 * m * c * X.dtype.itemsize
+    return (min(m, c) >= MIN_CHANNELS and u_bytes <= MAX_WEIGHT_BYTES
+            and (tiles >= MIN_TILES or u_bytes <= SMALL_WEIGHT_BYTES))
+
+
+def weight_transform(W: np.ndarray) -> np.ndarray:
+    """U (16, M, C): G g G^T of every 3x3 filter, computed in float64."""
+    u = np.einsum("ai,mcij,bj->abmc", G, W.astype(np.float64), G)
+    m, c = W.shape[:2]
+    return np.ascontiguousarray(u.reshape(16, m, c), dtype=W.dtype)
+
+
+@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+def _phase_planes(plane, pt, pl, rows, pitch, q):
+    """q[2a + b, i*pitch + j] = padded plane[2i + a, 2j + b] (0 in the padding).
+
+    The four stride-2 phases of the zero-padded input: tile (th, tw) reads its value
+    (k, l) at q[2*(k % 2) + l % 2, f + (k // 2) * pitch + l // 2], f = th*pitch + tw.
+    A row's two column phases are filled in one pass over the input row: column j of
+    phase b reads input column ``conv_input_coord(j, b, 2, pl, 1)``.
+    """
+    height, width = plane.shape
+    lo0, hi0 = valid_range(-pl, 2, width, pitch)  # phase 0: 2j - pl inside the row
+    lo1, hi1 = valid_range(1 - pl, 2, width, pitch)
+    lo, hi = max(lo0, lo1), max(max(lo0, lo1), min(hi0, hi1))  # both phases inside
+    for a in range(2):
+        for i in range(rows):
+            ih = _coord(i, a, 2, pt, 1)
+            even = q[2 * a, i * pitch:(i + 1) * pitch]
+            odd = q[2 * a + 1, i * pitch:(i + 1) * pitch]
+            if ih < 0 or ih >= height:
+                for j in range(pitch):
+                    even[j] = 0
+                    odd[j] = 0
+                continue
+            src = plane[ih]
+            for j in range(pitch):  # the edges, one element at a time
+                if j == lo:
+                    break
+                even[j] = src[_coord(j, 0, 2, pl, 1)] if lo0 <= j < hi0 else 0
+                odd[j] = src[_coord(j, 1, 2, pl, 1)] if lo1 <= j < hi1 else 0
+            pairs = src[_coord(lo, 0, 2, pl, 1):]
+            e, o = even[lo:hi], odd[lo:hi]
+            for j in range(hi - lo):
+                e[j] = pairs[2 * j]
+                o[j] = pairs[2 * j + 1]
+            for j in range(hi, pitch):
+                even[j] = src[_coord(j, 0, 2, pl, 1)] if lo0 <= j < hi0 else 0
+                odd[j] = src[_coord(j, 1, 2, pl, 1)] if lo1 <= j < hi1 else 0
+
+
+@njit(inline="always")
+def _sub(dst, a, b):
+    for f in range(dst.size):
+        dst[f] = a[f] - b[f]
+
+
+@njit(inline="always")
+def _add(dst, a, b):
+    for f in range(dst.size):
+        dst[f] = a[f] + b[f]
+
+
+@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+def input_transform(x, pt, pl, th_n, tw_n, q, a, v, t0):
+    """x (C, H, W), one image -> v[xi, c, t0 + th*(tw_n + 1) + tw] = (B^T d B)[xi].
+
+    Tile rows have a pitch of tw_n + 1, so column tw = tw_n of each row is a spare tile
+    (its outputs are never read) and every value of a tile is a contiguous stream:
+    d[k][l] of tile f is q[2*(k % 2) + l % 2][f + (k // 2) * pitch + l // 2]
+    (``_phase_planes``; q is scratch (4, (th_n + 1) * pitch + 1)). B^T acts along k,
+    B along l, each as whole-stream sums and differences (loops that vectorize):
+
+        a[2k + b] = (B^T d)[k] on column phase b     (k rows: phase 0 at +0, +pitch; 1 ...)
+        v[4k + l] = (a_k B)[l] from a[2k], a[2k + 1] at offsets 0 and +1
+
+    ``a`` is scratch (8, th_n * pitch + 1).
+    """
+    channels = x.shape[0]
+    pitch = tw_n + 1
+    span = th_n * pitch
+    n = span + 1
+    for c in range(channels):
+        _phase_planes(x[c], pt, pl, th_n + 1, pitch, q)
+        for b in range(2):
+            d0, d1 = q[b, 0:n], q[2 + b, 0:n]  # tile rows 0 and 1
+            d2, d3 = q[b, pitch:pitch + n], q[2 + b, pitch:pitch + n]  # rows 2 and 3
+            _sub(a[b, 0:n], d0, d2)
+            _add(a[2 + b, 0:n], d1, d2)
+            _sub(a[4 + b, 0:n], d2, d1)
+            _sub(a[6 + b, 0:n], d1, d3)
+        for k in range(4):
+            e, o = a[2 * k], a[2 * k + 1]  # columns l = 0, 2 (+1) and l = 1, 3 (+1)
+            e0, o0, e1, o1 = e[0:span], o[0:span], e[1:span + 1], o[1:span + 1]
+            _sub(v[4 * k, c, t0:t0 + span], e0, e1)
+            _add(v[4 * k + 1, c, t0:t0 + span], o0, e1)
+            _sub(v[4 * k + 2, c, t0:t0 + span], e1, o0)
+            _sub(v[4 * k + 3, c, t0:t0 + span], o0, o1)
+
+
+@njit(inline="always")
+def _sum3(dst, a, b, c):
+    for f in range(dst.size):
+        dst[f] = a[f] + b[f] + c[f]
+
+
+@njit(inline="always")
+def _diff3(dst, a, b, c):
+    for f in range(dst.size):
+        dst[f] = a[f] - b[f] - c[f]
+
+
+@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+def output_transform(p, t0, th_n, tw_n, bias, z, has_z, code, p0, p1, o, y):
+    """p (16, M, T) -> y (M, OH, OW) of one image: A^T P A of every tile, then
+    act(. + bias[m] + z) on each output row (z (M, OH, OW) when ``has_z``).
+
+    A^T acts along k, A along l, as whole-stream sums and differences over the tiles:
+
+        o[l]     = P[l] + P[4 + l] + P[8 + l]        (A^T row 0)
+        o[4 + l] = P[4 + l] - P[8 + l] - P[12 + l]   (A^T row 1)
+        o[8 + 2k]     = o[4k] + o[4k + 1] + o[4k + 2]     output (k, 0) of every tile
+        o[8 + 2k + 1] = o[4k + 1] - o[4k + 2] - o[4k + 3] output (k, 1)
+
+    then each output row interleaves its tiles' two columns. ``o`` is scratch
+    (12, th_n * (tw_n + 1)).
+    """
+    out_channels, oh_n, ow_n = y.shape
+    pitch = tw_n + 1
+    span = th_n * pitch
+    pairs = ow_n // 2
+    for m in range(out_channels):
+        t1 = t0 + span
+        for l in range(4):
+            _sum3(o[l], p[l, m, t0:t1], p[4 + l, m, t0:t1], p[8 + l, m, t0:t1])
+            _diff3(o[4 + l], p[4 + l, m, t0:t1], p[8 + l, m, t0:t1], p[12 + l, m, t0:t1])
+        for k in range(2):
+            _sum3(o[8 + 2 * k], o[4 * k], o[4 * k + 1], o[4 * k + 2])
+            _diff3(o[9 + 2 * k], o[4 * k + 1], o[4 * k + 2], o[4 * k + 3])
+        for oh in range(oh_n):
+            th, k = oh // 2, oh % 2
+            row = y[m, oh]
+            even = o[8 + 2 * k, th * pitch:th * pitch + tw_n]
+            odd = o[9 + 2 * k, th * pitch:th * pitch + tw_n]
+            for tw in range(pairs):
+                row[2 * tw] = even[tw]
+                row[2 * tw + 1] = odd[tw]
+            if ow_n % 2:
+                row[ow_n - 1] = even[pairs]
+            res = z[m, oh] if has_z else z[0, 0]
+            finish(row, bias[m], row, res, 1 if has_z else 0, code, p0, p1)
+
+
+_NO_Z = np.zeros((1, 1, 1), np.float32)
+
+
+def winograd_conv(X, W, bias, Z4, code, begin, out_shape):
+    """Y = act(Conv(X, W) + bias + Z4) for a 3x3 stride-1 layer (``applies``), Y new.
+
+    ``begin`` = (pad_top, pad_left); ``code`` = (activation code, p0, p1) of ``_math``.
+    """
+    n, c = X.shape[:2]
+    m = W.shape[0]
+    oh, ow = out_shape[2:]
+    th_n, tw_n = -(-oh // 2), -(-ow // 2)
+    span = th_n * (tw_n + 1)  # tiles per image, the spare column included
+    dtype = X.dtype
+    u = laid_out(W, "winograd F(2x2,3x3)", weight_transform)
+    v = empty((16, c, n * span), dtype)
+    q = np.empty((4, (th_n + 1) * (tw_n + 1) + 1), dtype)
+    a = np.empty((8, span + 1), dtype)
+    for i in range(n):
+        input_transform(X[i], begin[0], begin[1], th_n, tw_n, q, a, v, i * span)
+    p = empty((16, m, n * span), dtype)
+    np.matmul(u, v, out=p)
+    del v
+    act, p0, p1 = code
+    p0, p1 = dtype.type(p0), dtype.type(p1)
+    Y = empty(out_shape, dtype)
+    o = np.empty((12, span), dtype)
+    for i in range(n):
+        z = _NO_Z if Z4 is None else np.ascontiguousarray(Z4[i])
+        output_transform(p, i * span, th_n, tw_n, bias, z, Z4 is not None, act, p0, p1, o, Y[i])
+    return Y
