@@ -30,7 +30,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from onnxkit.kernels.cpu._im2col import phase_index, valid_range
+from onnxkit.kernels.cpu._im2col import (column_phase_ranges, phase_index, split_columns,
+                                          valid_range)
 from onnxkit.kernels.cpu._math import FASTMATH, finish
 from onnxkit.kernels.indexing import conv_input_coord, for_cpu, window_start
 
@@ -47,6 +48,14 @@ def _phase_planes(plane, q, sh, sw, pt, pl, hq, wq):
     row h*sh + a - pt: what tap a of window h reads, at dilation 1.
     """
     height, width = plane.shape
+    if sw == 2:  # both column phases of a row in one pass, pairwise
+        lo0, hi0, lo1, hi1, lo, hi = column_phase_ranges(-pl, width, wq)
+        for a in range(sh):
+            h_lo, h_hi = valid_range(_coord(0, a, sh, pt, 1), sh, height, hq)
+            for h in range(h_lo, h_hi):
+                split_columns(plane[_coord(h, a, sh, pt, 1)], -pl, q[a, 0, h * wq:(h + 1) * wq],
+                              q[a, 1, h * wq:(h + 1) * wq], lo0, hi0, lo1, hi1, lo, hi)
+        return
     for a in range(sh):
         h_lo, h_hi = valid_range(_coord(0, a, sh, pt, 1), sh, height, hq)
         for b in range(sw):

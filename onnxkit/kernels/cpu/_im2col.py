@@ -51,6 +51,41 @@ def phase_index(pos, s):
     return pos % s, pos // s
 
 
+@njit(inline="always")
+def column_phase_ranges(start, width, n):
+    """For ``split_columns``: the j in [0, n) whose even column start + 2j (lo0, hi0), odd
+    column start + 2j + 1 (lo1, hi1), and both (lo, hi) are inside a row of ``width``."""
+    lo0, hi0 = valid_range(start, 2, width, n)
+    lo1, hi1 = valid_range(start + 1, 2, width, n)
+    lo = max(lo0, lo1)
+    return lo0, hi0, lo1, hi1, lo, max(lo, min(hi0, hi1))
+
+
+@njit(inline="always")
+def split_columns(row, start, even, odd, lo0, hi0, lo1, hi1, lo, hi):
+    """The two column phases of a stride-2 window row, in one pass over ``row``:
+
+        even[j] = row[start + 2j],  odd[j] = row[start + 2j + 1]
+
+    for the j inside the row (``column_phase_ranges``; ``start`` < 0 in the padding).
+    Other entries are left as they are. The columns both phases read are copied pairwise
+    (contiguous loads), the edges one by one.
+    """
+    for j in range(lo0, min(lo, hi0)):
+        even[j] = row[start + 2 * j]
+    for j in range(lo1, min(lo, hi1)):
+        odd[j] = row[start + 2 * j + 1]
+    pairs = row[start + 2 * lo:]
+    e, o = even[lo:hi], odd[lo:hi]
+    for j in range(hi - lo):
+        e[j] = pairs[2 * j]
+        o[j] = pairs[2 * j + 1]
+    for j in range(max(hi, lo0), hi0):
+        even[j] = row[start + 2 * j]
+    for j in range(max(hi, lo1), hi1):
+        odd[j] = row[start + 2 * j + 1]
+
+
 # Loops over views that start at 0 vectorize; offsets inside the index do not.
 @njit(inline="always")
 def _fill(dst, start, stop):

@@ -35,7 +35,7 @@ import numpy as np
 from numba import njit
 
 from onnxkit.kernels.cpu._buffers import empty, is_constant, laid_out
-from onnxkit.kernels.cpu._im2col import valid_range
+from onnxkit.kernels.cpu._im2col import column_phase_ranges, split_columns
 from onnxkit.kernels.cpu._math import FASTMATH, finish
 from onnxkit.kernels.indexing import conv_input_coord, for_cpu
 
@@ -76,13 +76,11 @@ def _phase_planes(plane, pt, pl, rows, pitch, q):
 
     The four stride-2 phases of the zero-padded input: tile (th, tw) reads its value
     (k, l) at q[2*(k % 2) + l % 2, f + (k // 2) * pitch + l // 2], f = th*pitch + tw.
-    A row's two column phases are filled in one pass over the input row: column j of
-    phase b reads input column ``conv_input_coord(j, b, 2, pl, 1)``.
+    Row i of row phase a is input row ``conv_input_coord(i, a, 2, pt, 1)``; its column j
+    of phase b is input column ``conv_input_coord(j, b, 2, pl, 1)`` (``split_columns``).
     """
     height, width = plane.shape
-    lo0, hi0 = valid_range(-pl, 2, width, pitch)  # phase 0: 2j - pl inside the row
-    lo1, hi1 = valid_range(1 - pl, 2, width, pitch)
-    lo, hi = max(lo0, lo1), max(max(lo0, lo1), min(hi0, hi1))  # both phases inside
+    lo0, hi0, lo1, hi1, lo, hi = column_phase_ranges(-pl, width, pitch)
     for a in range(2):
         for i in range(rows):
             ih = _coord(i, a, 2, pt, 1)
@@ -93,20 +91,17 @@ def _phase_planes(plane, pt, pl, rows, pitch, q):
                     even[j] = 0
                     odd[j] = 0
                 continue
-            src = plane[ih]
-            for j in range(pitch):  # the edges, one element at a time
-                if j == lo:
-                    break
-                even[j] = src[_coord(j, 0, 2, pl, 1)] if lo0 <= j < hi0 else 0
-                odd[j] = src[_coord(j, 1, 2, pl, 1)] if lo1 <= j < hi1 else 0
-            pairs = src[_coord(lo, 0, 2, pl, 1):]
-            e, o = even[lo:hi], odd[lo:hi]
-            for j in range(hi - lo):
-                e[j] = pairs[2 * j]
-                o[j] = pairs[2 * j + 1]
+            for j in range(lo):  # zeros where a phase reads the padding
+                if j < lo0:
+                    even[j] = 0
+                if j < lo1:
+                    odd[j] = 0
             for j in range(hi, pitch):
-                even[j] = src[_coord(j, 0, 2, pl, 1)] if lo0 <= j < hi0 else 0
-                odd[j] = src[_coord(j, 1, 2, pl, 1)] if lo1 <= j < hi1 else 0
+                if j >= hi0:
+                    even[j] = 0
+                if j >= hi1:
+                    odd[j] = 0
+            split_columns(plane[ih], -pl, even, odd, lo0, hi0, lo1, hi1, lo, hi)
 
 
 @njit(inline="always")
