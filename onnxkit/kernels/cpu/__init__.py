@@ -6,7 +6,7 @@ so the two executors always give the same answers.
 
 | module          | operators                                                        |
 |-----------------|------------------------------------------------------------------|
-| conv            | Conv, onnxkit::FusedConv (im2col + BLAS; depthwise direct)       |
+| conv            | Conv, onnxkit::FusedConv (im2col or Winograd + BLAS; depthwise)  |
 | gemm, matmul    | Gemm, MatMul, onnxkit::FusedGemm / FusedMatMul (BLAS + epilogue) |
 | pool            | MaxPool, AveragePool                                             |
 | batch_norm      | BatchNormalization (inference)                                   |

@@ -1,4 +1,4 @@
-"""Conv and onnxkit::FusedConv on the ``cpu`` executor: im2col + BLAS, depthwise direct.
+"""Conv and onnxkit::FusedConv on the ``cpu`` executor: im2col or Winograd + BLAS, depthwise.
 
     Y = activation(Conv(X, W, B) + Z)          (Conv: no Z, no activation)
 
@@ -9,6 +9,8 @@
     then bias, residual Z and activation in one pass (``_epilogue``)
     depthwise (group == C, W is (C*mult, 1, KH, KW)): direct Numba loop, epilogue fused
         (planar; channels-last when the output plane has at most 64 pixels)
+    3x3, stride 1, one group, 16+ channels, constant W (float32): Winograd F(2x2, 3x3),
+        16 BLAS products with 2.25x fewer multiply-adds, epilogue fused (``_winograd``)
 
 1-D convolutions run as 2-D ones of height 1. Other shapes (3-D and up, non-float
 dtypes) run the reference kernel.
