@@ -373,6 +373,65 @@ def test_winograd_runs_where_it_measured_faster_and_only_there():
     assert applies(np.zeros((1, 128, 7, 7), np.float32), w_small, 1, (1, 1), (1, 1), (7, 7))
 
 
+def test_winograd_eligible_is_the_static_rule_without_the_size_guess():
+    from onnxkit.kernels.cpu._winograd import applies, eligible
+
+    w_mid = _constant(np.zeros((256, 256, 3, 3), np.float32))
+    x_mid = np.zeros((1, 256, 7, 7), np.float32)
+    assert eligible(x_mid, w_mid, 1, (1, 1), (1, 1))  # timed when tuning ...
+    assert not applies(x_mid, w_mid, 1, (1, 1), (1, 1), (7, 7))  # ... not run by the rule
+    w_big = _constant(np.zeros((512, 512, 3, 3), np.float32))  # U = 16 MiB: never
+    assert not eligible(np.zeros((1, 512, 14, 14), np.float32), w_big, 1, (1, 1), (1, 1))
+    assert not eligible(x_mid, np.array(w_mid), 1, (1, 1), (1, 1))  # not a constant
+
+
+@pytest.fixture
+def tuning(monkeypatch):
+    from onnxkit.kernels.cpu import _tuning
+
+    monkeypatch.setenv("ONNXKIT_CPU_TUNE", "1")
+    _tuning.forget()
+    yield _tuning
+    _tuning.forget()
+
+
+def test_pick_times_each_candidate_and_keeps_the_fastest(tuning, monkeypatch):
+    clock = iter(float(t) for t in range(1000))
+    monkeypatch.setattr(tuning, "perf_counter", lambda: next(clock))
+    calls = []
+
+    def candidate(name, cost):
+        def run():
+            calls.append(name)
+            for _ in range(cost - 1):  # each extra tick of the fake clock: 1 s slower
+                next(clock)
+            return name.upper()
+        return run
+
+    runs = {"slow": candidate("slow", 3), "fast": candidate("fast", 1)}
+    assert tuning.pick("layer", runs, default="slow") == "FAST"
+    assert calls == ["slow", "fast"] * tuning.RUNS
+    key, winner, best = tuning.TUNING_LOG[-1]
+    assert (key, winner) == ("layer", "fast") and best == {"slow": 3000.0, "fast": 1000.0}
+    calls.clear()
+    assert tuning.pick("layer", runs, default="slow") == "FAST"  # decided: no more timing
+    assert calls == ["fast"] and len(tuning.TUNING_LOG) == 1
+    monkeypatch.setenv("ONNXKIT_CPU_TUNE", "0")
+    calls.clear()
+    assert tuning.pick("other", runs, default="slow") == "SLOW" and calls == ["slow"]
+
+
+def test_a_tuned_conv_times_both_algorithms_and_matches_the_reference(tuning):
+    case = next(c for c in CPU_CASES if c.name == "winograd_same_odd")
+    _, expected = _run(case, "reference")
+    for _ in range(2):  # the timed first run, then the winner alone
+        _, actual = _run(case, "cpu")
+        np.testing.assert_allclose(actual[0], expected[0], rtol=case.rtol, atol=case.atol)
+    (key, winner, best), = tuning.TUNING_LOG
+    assert key[0] == "conv" and key[1] == (1, 16, 9, 11) and set(best) == {"winograd", "im2col"}
+    assert winner == min(best, key=best.get)
+
+
 def test_winograd_weights_are_transformed_once_per_constant():
     from onnxkit.kernels.cpu import _winograd
     from onnxkit.kernels.cpu._buffers import laid_out

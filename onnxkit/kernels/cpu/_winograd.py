@@ -48,19 +48,27 @@ MIN_TILES = 36  # per image (output planes from 11x11) ...
 SMALL_WEIGHT_BYTES = 1 << 20  # ... unless U is this small (DenseNet's 128 -> 32 layers)
 
 
-def applies(X, W, group, strides, dilations, out) -> bool:
-    """Whether the Winograd path runs: float32 2-D 3x3, stride and dilation 1, one group,
-    a constant weight (U is computed once) and layer sizes where it measured faster
-    (``out``: the output plane's (OH, OW))."""
+def eligible(X, W, group, strides, dilations) -> bool:
+    """Whether the Winograd path can run: float32 2-D 3x3, stride and dilation 1, one
+    group, a constant weight (U is computed once), 16+ channels each side and U at most
+    ``MAX_WEIGHT_BYTES`` (beyond that it lost everywhere it was timed)."""
     if X.dtype != np.float32 or X.ndim != 4 or W.shape[2:] != (3, 3) or group != 1:
         return False
     if tuple(strides) != (1, 1) or tuple(dilations) != (1, 1) or not is_constant(W):
         return False
     m, c = W.shape[:2]
+    return min(m, c) >= MIN_CHANNELS and 16 * m * c * X.dtype.itemsize <= MAX_WEIGHT_BYTES
+
+
+def applies(X, W, group, strides, dilations, out) -> bool:
+    """The static rule (``ONNXKIT_CPU_TUNE=0``): ``eligible`` and a layer size where it
+    measured faster on the AMD development VM (``out``: the output plane's (OH, OW)).
+    With tuning on, ``conv.py`` times both algorithms on every eligible layer instead."""
+    if not eligible(X, W, group, strides, dilations):
+        return False
     tiles = -(-out[0] // 2) * -(-out[1] // 2)
-    u_bytes = 16 * m * c * X.dtype.itemsize
-    return (min(m, c) >= MIN_CHANNELS and u_bytes <= MAX_WEIGHT_BYTES
-            and (tiles >= MIN_TILES or u_bytes <= SMALL_WEIGHT_BYTES))
+    u_bytes = 16 * W.shape[0] * W.shape[1] * X.dtype.itemsize
+    return tiles >= MIN_TILES or u_bytes <= SMALL_WEIGHT_BYTES
 
 
 def weight_transform(W: np.ndarray) -> np.ndarray:

@@ -10,7 +10,8 @@
     depthwise (group == C, W is (C*mult, 1, KH, KW)): direct Numba loop, epilogue fused
         (planar; channels-last when the output plane has at most 64 pixels)
     3x3, stride 1, one group, 16+ channels, constant W (float32): Winograd F(2x2, 3x3),
-        16 BLAS products with 2.25x fewer multiply-adds, epilogue fused (``_winograd``)
+        16 BLAS products with 2.25x fewer multiply-adds, epilogue fused (``_winograd``),
+        or im2col: whichever ran faster on this machine for this layer (``_tuning``)
 
 1-D convolutions run as 2-D ones of height 1. Other shapes (3-D and up, non-float
 dtypes) run the reference kernel.
@@ -29,7 +30,9 @@ from onnxkit.kernels.cpu._depthwise import depthwise_conv, depthwise_conv_nhwc
 from onnxkit.kernels.cpu._epilogue import epilogue_rows
 from onnxkit.kernels.cpu._im2col import im2col, phase_shape, phases
 from onnxkit.kernels.cpu._math import activation_code
-from onnxkit.kernels.cpu._winograd import applies as winograd_applies, winograd_conv
+from onnxkit.kernels.cpu._tuning import pick
+from onnxkit.kernels.cpu._winograd import applies as winograd_applies
+from onnxkit.kernels.cpu._winograd import eligible as winograd_eligible, winograd_conv
 from onnxkit.ops.fused.fused_conv import fused_conv as reference_fused_conv
 from onnxkit.ops.nn._windows import geometry
 from onnxkit.ops.nn.conv import conv as reference_conv
@@ -114,12 +117,28 @@ def conv2d(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, pa
     code = activation_code(activation, params)
     X = np.ascontiguousarray(X)
     bias = np.zeros(m, X.dtype) if B is None else B
-    if code is not None and winograd_applies(X, W, group, g.strides, g.dilations, g.out):
-        return winograd_conv(X, W, bias, Z4, code, g.begin, out_shape)
-    Y = empty(out_shape, X.dtype)
     if group == c and cg == 1 and code is not None:
+        Y = empty(out_shape, X.dtype)
         _depthwise(X, W, bias, Z4, Y, g, code)
-        return Y[:, :, 0, :] if one_d else Y
+    elif code is not None and winograd_eligible(X, W, group, g.strides, g.dilations):
+        static = winograd_applies(X, W, group, g.strides, g.dilations, g.out)
+        Y = pick(("conv", X.shape, W.shape, g.begin, g.out), {
+            "winograd": lambda: winograd_conv(X, W, bias, Z4, code, g.begin, out_shape),
+            "im2col": lambda: _gemm_conv(X, W, B, Z4, group, g, activation, params)},
+            default="winograd" if static else "im2col")
+    else:
+        Y = _gemm_conv(X, W, B, Z4, group, g, activation, params)
+    return Y[:, :, 0, :] if one_d else Y
+
+
+def _gemm_conv(X, W, B, Z4, group, g, activation, params):
+    """im2col (or the input itself, for pointwise layers) + one BLAS product per image and
+    group, then the epilogue over the whole output."""
+    n, c, h, w = X.shape
+    m, cg, kh, kw = W.shape
+    oh, ow = g.out
+    out_shape = (n, m, oh, ow)
+    Y = empty(out_shape, X.dtype)
     k = cg * kh * kw
     pointwise = (kh == kw == 1 and g.strides == (1, 1) and not any(g.begin)
                  and (oh, ow) == (h, w))
@@ -144,8 +163,7 @@ def conv2d(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, pa
             np.matmul(weights, src, out=Y[i].reshape(group, m // group, oh * ow))
     rows = Y.reshape(n * m, oh * ow)
     zrows = None if Z4 is None else np.ascontiguousarray(Z4).reshape(n * m, oh * ow)
-    Y = epilogue_rows(rows, B, zrows, activation, params).reshape(out_shape)
-    return Y[:, :, 0, :] if one_d else Y
+    return epilogue_rows(rows, B, zrows, activation, params).reshape(out_shape)
 
 
 @op("Conv", 1, 11, 22, registry=CPU)

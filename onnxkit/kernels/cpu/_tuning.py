@@ -1,0 +1,62 @@
+"""Which algorithm a layer runs, decided by timing the candidates on this machine.
+
+    Y = pick(key, {"winograd": run_winograd, "im2col": run_im2col}, default="im2col")
+
+Whether Winograd beats im2col + GEMM depends on the processor more than on the layer:
+on the AMD development VM it won on ResNet's 3x3 layers; on an Intel one, whose BLAS
+is faster, it lost there and won only on DenseNet's thin 128 -> 32 layers. So, like
+cuDNN's benchmark mode (and the cuda executor's ``ONNXKIT_CUDA_TUNE``), the first call
+with a new ``key`` (the layer's shapes and geometry) runs every candidate three times, keeps
+the fastest by its best time (the first run of each pays for its new buffers) and returns
+that candidate's output; later calls with the key run the winner alone.
+
+``ONNXKIT_CPU_TUNE=0`` turns the timing off: ``default`` (the static rule of the
+caller) runs, as on a first call nothing is timed. The test suites set it, so that
+which kernel serves a case does not depend on the machine's load. ``TUNING_LOG`` holds
+``(key, winner, {candidate: ms})`` for every decision, for profiles and notebooks.
+"""
+
+from __future__ import annotations
+
+import os
+from time import perf_counter
+
+#: (key, winner, {candidate: best ms}) for every key timed in this process
+TUNING_LOG: list = []
+_CHOSEN: dict = {}
+RUNS = 3  # per candidate; the best one counts
+
+
+def tuning() -> bool:
+    """Whether ``pick`` times its candidates (``ONNXKIT_CPU_TUNE``, on unless "0")."""
+    return os.environ.get("ONNXKIT_CPU_TUNE", "1") not in ("", "0")
+
+
+def pick(key, candidates: dict, default: str):
+    """Run the candidate chosen for ``key`` and return its result (see the module doc).
+
+    ``candidates`` maps a name to a function of no arguments computing the same value.
+    """
+    if not tuning():
+        return candidates[default]()
+    chosen = _CHOSEN.get(key)
+    if chosen is not None:
+        return candidates[chosen]()
+    best, results = {}, {}
+    for _ in range(RUNS):
+        for name, run in candidates.items():
+            results.pop(name, None)  # its buffers go back to the pool for this run
+            start = perf_counter()
+            results[name] = run()
+            elapsed = (perf_counter() - start) * 1e3
+            best[name] = min(best.get(name, elapsed), elapsed)
+    chosen = min(best, key=best.get)
+    _CHOSEN[key] = chosen
+    TUNING_LOG.append((key, chosen, best))
+    return results[chosen]
+
+
+def forget() -> None:
+    """Drop every decision (the next call of each key times again)."""
+    _CHOSEN.clear()
+    TUNING_LOG.clear()
