@@ -14,6 +14,7 @@ and is a constant (as onnxruntime reads them). Such models are written back as I
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,6 +37,15 @@ class Edit:
     insert: list[NodeProto] = field(default_factory=list)
     renames: dict[str, str] = field(default_factory=dict)  # every read of key reads value
     anchor: NodeProto | None = None  # insert here (default: the last removed node)
+
+
+def tensor_bytes(t: TensorProto) -> int:
+    """The bytes of a tensor's values (8 per string), from its type and dims."""
+    try:
+        itemsize = helper.tensor_dtype_to_np_dtype(t.data_type).itemsize
+    except (KeyError, TypeError, ValueError):
+        itemsize = 1
+    return int(np.prod(t.dims, dtype=np.int64)) * itemsize
 
 
 class Graph:
@@ -161,6 +171,18 @@ class Graph:
             else:
                 self._arrays[value] = constant_node_value(self.producer(value))
         return self._arrays[value]
+
+    def content_digest(self, name: str) -> str | None:
+        """A digest of initializer ``name``'s values (None for strings), computed without
+        keeping an array: comparing big weights must not hold a copy of each of them."""
+        if name in self._arrays:
+            arr = self._arrays[name]
+        else:
+            t = self.initializers[name]
+            if t.HasField("raw_data"):
+                return hashlib.sha1(t.raw_data).hexdigest()
+            arr = numpy_helper.to_array(t)
+        return None if arr.dtype == object else hashlib.sha1(arr.tobytes()).hexdigest()
 
     def add_initializer(self, base: str, array: np.ndarray) -> str:
         name = self.value_name(base)
@@ -315,33 +337,80 @@ class Graph:
         for new, old in back.items():
             self.copy_type(new, old)
 
-    def to_model(self) -> ModelProto:
+    def to_model(self, reuse_source: bool = False) -> ModelProto:
+        """The optimized model, as a new ModelProto.
+
+        With ``reuse_source`` (for a source nobody else holds, as a Session's own loaded
+        model) the source is rewritten in place and returned instead, when at least 3/4
+        of its initializer bytes survive: a copy would hold every weight twice at its
+        peak (protobuf copies messages; BERT-mini's 42 MB of weights rose to 131 MB).
+        The bytes of dropped initializers stay with the source's memory until it is
+        freed, hence the 3/4.
+        """
+        used = {n for node in self.nodes for n in node_reads(node)} | self.output_names
+        kept = {name: t for name, t in self.initializers.items()
+                if name in used or name in self.input_names}
+        if reuse_source and self._mostly_kept(kept):
+            return self._rewrite_source(kept)
         m = ModelProto()
-        for fname in ("ir_version", "producer_name", "producer_version", "domain",
-                      "model_version", "doc_string"):
+        for fname in ("producer_name", "producer_version", "domain", "model_version",
+                      "doc_string"):
             setattr(m, fname, getattr(self.model, fname))
-        m.ir_version = self.ir_version
         m.opset_import.extend(self.model.opset_import)
-        imported = {normalize_domain(o.domain) for o in m.opset_import}
-        for domain in sorted({normalize_domain(n.domain) for n in self.nodes} - imported):
-            m.opset_import.append(helper.make_opsetid(domain, self.opsets.get(domain, 1)))
-        m.metadata_props.extend(p for p in self.model.metadata_props if p.key not in self.metadata)
-        for key, value in self.metadata.items():
-            m.metadata_props.add(key=key, value=value)
         m.functions.extend(self.model.functions)
+        self._write_header(m)
         g = m.graph
         g.name = self.name
         g.doc_string = self.model.graph.doc_string
         g.node.extend(self.nodes)
-        used = {n for node in self.nodes for n in node_reads(node)} | self.output_names
-        g.initializer.extend(t for name, t in self.initializers.items()
-                             if name in used or name in self.input_names)
+        g.initializer.extend(kept.values())
         g.input.extend(self.inputs)
         g.output.extend(self.outputs)
-        alive = {o for node in self.nodes for o in node.output}
-        g.value_info.extend(vi for name, vi in self.value_info.items()
-                            if name in alive and name not in self.output_names)
+        g.value_info.extend(self._value_infos())
         g.sparse_initializer.extend(self.model.graph.sparse_initializer)
+        return m
+
+    def _write_header(self, m: ModelProto) -> None:
+        """IR version, the opsets the nodes need, metadata (the level-3 plans) into ``m``."""
+        m.ir_version = self.ir_version
+        imported = {normalize_domain(o.domain) for o in m.opset_import}
+        for domain in sorted({normalize_domain(n.domain) for n in self.nodes} - imported):
+            m.opset_import.append(helper.make_opsetid(domain, self.opsets.get(domain, 1)))
+        props = [(p.key, p.value) for p in self.model.metadata_props
+                 if p.key not in self.metadata]
+        del m.metadata_props[:]
+        for key, value in props + list(self.metadata.items()):
+            m.metadata_props.add(key=key, value=value)
+
+    def _value_infos(self) -> list:
+        alive = {o for node in self.nodes for o in node.output}
+        return [vi for name, vi in self.value_info.items()
+                if name in alive and name not in self.output_names]
+
+    def _mostly_kept(self, kept: dict) -> bool:
+        total = dropped = 0
+        for t in self.model.graph.initializer:
+            size = tensor_bytes(t)
+            total += size
+            if kept.get(t.name) is not t:
+                dropped += size
+        return 4 * dropped <= total
+
+    def _rewrite_source(self, kept: dict) -> ModelProto:
+        m = self.model
+        self._write_header(m)
+        g = m.graph
+        g.name = self.name
+        for i in reversed(range(len(g.initializer))):
+            if kept.get(g.initializer[i].name) is not g.initializer[i]:
+                del g.initializer[i]
+        present = {t.name for t in g.initializer}
+        g.initializer.extend(t for name, t in kept.items() if name not in present)
+        for field, items in ((g.node, self.nodes), (g.input, self.inputs),
+                             (g.output, self.outputs), (g.value_info, self._value_infos())):
+            n = len(field)
+            field.extend(items)  # copies (some items are field's own elements) ...
+            del field[:n]        # ... then the old elements go
         return m
 
     def __len__(self) -> int:

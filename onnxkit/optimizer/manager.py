@@ -27,11 +27,13 @@ MAX_ITERATIONS = 10
 
 
 def optimize(model: ModelLike, level: int = 1, *, passes: tuple[Pass, ...] | None = None,
-             budget: int | None = None) -> tuple[ModelProto, Report]:
+             budget: int | None = None, reuse_source: bool = False) -> tuple[ModelProto, Report]:
     """Optimize ``model`` at ``level`` (0-3); returns the new model and the report.
 
     ``passes`` replaces the level's pass list; ``budget`` stops after that many rewrites
-    (``bisect`` uses it). The input model is not modified.
+    (``bisect`` uses it). The input model is not modified, unless ``reuse_source``: then
+    a ModelProto that nobody else holds (a Session's own loaded model) may be rewritten
+    in place and returned, so that its weights are not copied (``Graph.to_model``).
     """
     if level not in (0, 1, 2, 3):
         raise OnnxkitError(f"optimization level must be 0, 1, 2 or 3, not {level!r}")
@@ -46,8 +48,9 @@ def optimize(model: ModelLike, level: int = 1, *, passes: tuple[Pass, ...] | Non
     report.nodes_before = len(proto.graph.node)
     report.ops_before = op_counts(proto.graph.node)
     if not chosen:
-        out = ModelProto()
-        out.CopyFrom(proto)
+        out = proto if reuse_source else ModelProto()
+        if out is not proto:
+            out.CopyFrom(proto)
         report.nodes_after, report.ops_after = report.nodes_before, dict(report.ops_before)
         return out, report
     g = Graph(proto)
@@ -69,7 +72,7 @@ def optimize(model: ModelLike, level: int = 1, *, passes: tuple[Pass, ...] | Non
     for p in chosen:
         if not p.repeat:
             _run_pass(p, g, ctx)
-    out = g.to_model()
+    out = g.to_model(reuse_source)
     report.nodes_after = len(out.graph.node)
     report.ops_after = op_counts(out.graph.node)
     if any(n.domain == "onnxkit" for n in out.graph.node):

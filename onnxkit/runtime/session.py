@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+from onnx import ModelProto
 
 from onnxkit.errors import GraphError, InputError, LimitExceededError, OnnxkitError
 from onnxkit.loading import ModelLike, load
@@ -34,8 +35,9 @@ class Session:
         self.executor = get_executor(executor)
         self.level = level
         self.optimization_report = None
-        if level:
-            self.model, self.optimization_report = _optimized(self.model, level)
+        if level:  # a model this session loaded itself is rewritten, not copied
+            self.model, self.optimization_report = _optimized(
+                self.model, level, reuse_source=not isinstance(model, ModelProto))
         self.trace = trace
         token = using_limits(self.limits)
         try:
@@ -96,12 +98,12 @@ class Session:
                 f"inputs={[i.name for i in self._inputs]} outputs={[o.name for o in self._outputs]}>")
 
 
-def _optimized(model, level: int):
+def _optimized(model, level: int, reuse_source: bool = False):
     """``optimize(model, level)``; a model the optimizer cannot handle is an onnxkit error."""
     from onnxkit.optimizer import optimize
 
     try:
-        return optimize(model, level)
+        return optimize(model, level, reuse_source=reuse_source)
     except OnnxkitError:
         raise
     except RecursionError as exc:

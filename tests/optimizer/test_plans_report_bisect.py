@@ -112,3 +112,53 @@ def test_session_optimizes_and_keeps_the_report():
     x = {"x": rand(1, 8, 6, 6, seed=3)}
     np.testing.assert_allclose(sess.run(None, x)[0], onnxkit.Session(block()).run(None, x)[0],
                                rtol=1e-5, atol=1e-6)
+
+
+def test_reuse_source_rewrites_the_model_in_place_when_its_weights_survive():
+    m = block()
+    m.metadata_props.add(key="author", value="test")
+    expected, _ = optimize(m, 2)  # a copy: m stays as it was
+    assert ops(m) == ["Conv", "Relu", "Conv", "Add", "Sigmoid", "Neg"]
+    weights = {t.name: t for t in m.graph.initializer}
+    out, report = optimize(m, 2, reuse_source=True)
+    assert out is m and report.nodes_after == 3
+    for field in ("node", "initializer", "input", "output", "value_info"):
+        assert list(getattr(out.graph, field)) == list(getattr(expected.graph, field)), field
+    assert out.ir_version == expected.ir_version
+    assert list(out.opset_import) == list(expected.opset_import)
+    # the initializers were kept, not copied: the same messages, in the same model
+    assert all(weights[t.name] is t for t in out.graph.initializer)
+    assert {p.key: p.value for p in out.metadata_props} == {"author": "test"}
+
+
+def test_reuse_source_copies_when_most_weight_bytes_are_replaced():
+    from onnxkit.optimizer.passes import conv_fold
+
+    c = 16
+    m = model(H + """
+    g (float[1,16,4,4] x) => (float[1,16,4,4] y) {
+        a = Conv (x, W)
+        y = BatchNormalization (a, scale, bias, mean, var)
+    }""", W=rand(c, c, 1, 1), scale=rand(c, seed=1), bias=rand(c, seed=2),
+        mean=rand(c, seed=3), var=rand(c, seed=4, low=0.5))
+    before = m.SerializeToString()
+    out, report = optimize(m, 1, passes=(conv_fold.PASS,), reuse_source=True)
+    assert report.count("conv_fold", "BatchNormalization") == 1
+    assert out is not m and m.SerializeToString() == before  # W was refolded: a new model
+    assert ops(out) == ["Conv"]
+
+
+def test_a_session_leaves_a_model_it_was_given_unchanged(tmp_path):
+    import onnxkit
+
+    m = block()
+    before = m.SerializeToString()
+    onnxkit.Session(m, level=3)
+    assert m.SerializeToString() == before
+    path = tmp_path / "block.onnx"
+    onnx.save(m, path)
+    sess = onnxkit.Session(str(path), level=2)  # loaded by the session: rewritten in place
+    assert ops(sess.model).count("onnxkit::FusedConv") == 2
+    x = {"x": rand(1, 8, 6, 6, seed=3)}
+    np.testing.assert_allclose(sess.run(None, x)[0], onnxkit.Session(m).run(None, x)[0],
+                               rtol=1e-5, atol=1e-6)

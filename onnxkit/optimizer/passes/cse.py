@@ -13,7 +13,6 @@ never merged.
 
 from __future__ import annotations
 
-import hashlib
 
 from onnxkit.ops.registry import normalize_domain
 from onnxkit.optimizer.base import Pass, PassContext
@@ -71,10 +70,10 @@ class CommonSubexpressions(Pass):
             t = g.initializers[name]
             if not ctx.may_rewrite():
                 break
-            arr = g.constant(name)
-            if arr is None or arr.dtype == object:
+            digest = g.content_digest(name)
+            if digest is None:
                 continue
-            key = (t.data_type, tuple(t.dims), hashlib.sha1(arr.tobytes()).hexdigest())
+            key = (t.data_type, tuple(t.dims), digest)
             if key in by_content:
                 renames[name] = by_content[key]
             else:
