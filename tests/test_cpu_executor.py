@@ -150,6 +150,8 @@ FAST = {
     "avgpool_include_pad_dilated": ("pool", "reference_average_pool"),
     "batchnorm": ("batch_norm", "reference_batch_normalization"),
     "batchnorm_v7_inference": ("batch_norm", "reference_legacy"),
+    "fused_batchnorm_relu": ("batch_norm", "reference_fused"),
+    "fused_batchnorm_clip_eps": ("batch_norm", "reference_fused"),
     "softmax_long_row": ("softmax", "ref_softmax"), "softmax_v11": ("softmax", "ref_softmax"),
     "layer_norm_stats": ("layer_norm", "ref_layer_norm"), "skip_layer_norm": ("layer_norm", "ref_fused"),
     "attention_onnxkit_mask": ("attention", "reference_attention"),

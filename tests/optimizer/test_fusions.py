@@ -48,6 +48,35 @@ def test_gemm_and_matmul_activation():
     assert sorted(ops(out)) == ["onnxkit::FusedGemm", "onnxkit::FusedMatMul"]
 
 
+def test_batchnorm_activation_keeps_only_epsilon():
+    bn = {"scale": rand(4, seed=1), "bias": rand(4, seed=2), "mean": rand(4, seed=3),
+          "var": rand(4, seed=4, low=0.5)}
+    m = model(H + """
+    g (float[2,4,5,5] x) => (float[2,4,5,5] y) {
+        b = BatchNormalization <epsilon = 0.01, momentum = 0.8> (x, scale, bias, mean, var)
+        y = Clip (b, lo, hi)
+    }""", lo=np.array(-0.5, np.float32), hi=np.array(0.5, np.float32), **bn)
+    out, report = run_pass(m, activation_fusion.PASS, **TOL)
+    assert report.count("activation_fusion") == 1
+    assert ops(out) == ["onnxkit::FusedBatchNormalization"]
+    got = {a.name: a for a in out.graph.node[0].attribute}
+    assert sorted(got) == ["activation", "activation_params", "epsilon"]
+    assert got["epsilon"].f == pytest.approx(0.01) and list(got["activation_params"].floats) == [-0.5, 0.5]
+
+
+def test_training_batchnorm_is_not_fused():
+    bn = {"scale": rand(4, seed=1), "bias": rand(4, seed=2), "mean": rand(4, seed=3),
+          "var": rand(4, seed=4, low=0.5)}
+    m = model(H + """
+    g (float[2,4,5,5] x) => (float[2,4,5,5] y) {
+        b = BatchNormalization <training_mode = 1> (x, scale, bias, mean, var)
+        y = Relu (b)
+    }""", **bn)  # one output, yet the statistics are the batch's
+    _, report = run_pass(m, activation_fusion.PASS, **TOL)
+    assert report.count("activation_fusion") == 0
+    assert any("training-mode" in r.reason for r in report.rejections)
+
+
 def test_activation_after_a_shared_conv_is_not_fused():
     m = model(H + """
     g (float[1,3,6,6] x) => (float[1,4,4,4] y, float[1,4,4,4] z) {

@@ -9,7 +9,7 @@ so the two executors always give the same answers.
 | conv            | Conv, onnxkit::FusedConv (im2col or Winograd + BLAS; depthwise)  |
 | gemm, matmul    | Gemm, MatMul, onnxkit::FusedGemm / FusedMatMul (BLAS + epilogue) |
 | pool            | MaxPool, AveragePool                                             |
-| batch_norm      | BatchNormalization (inference)                                   |
+| batch_norm      | BatchNormalization (inference), onnxkit::FusedBatchNormalization |
 | activations     | Relu, LeakyRelu, Clip, HardSigmoid, HardSwish, Gelu, Erf         |
 | binary          | Add, Sub, Mul, Div, Sum                                          |
 | softmax         | Softmax                                                          |

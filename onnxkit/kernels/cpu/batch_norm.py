@@ -1,10 +1,12 @@
 """BatchNormalization (inference) on the ``cpu`` executor: one pass, per-channel affine.
 
     inv[c] = scale[c] / sqrt(var[c] + epsilon)
-    Y[n, c, ...] = (X[n, c, ...] - mean[c]) * inv[c] + B[c]
+    Y[n, c, ...] = activation((X[n, c, ...] - mean[c]) * inv[c] + B[c])
 
-The same arithmetic, in the same order, as the reference kernel. Training mode (and
-the per-position statistics of ``spatial=0``) run the reference kernel.
+The same arithmetic, in the same order, as the reference kernel; the activation (of
+onnxkit::FusedBatchNormalization, none for BatchNormalization) is applied to each plane
+while it is still in cache. Training mode (and the per-position statistics of
+``spatial=0``) run the reference kernel.
 https://onnx.ai/onnx/operators/onnx__BatchNormalization.html
 """
 
@@ -15,7 +17,8 @@ from numba import njit
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty
-from onnxkit.kernels.cpu._math import FASTMATH
+from onnxkit.kernels.cpu._math import FASTMATH, NONE, activation_code, finish
+from onnxkit.ops.fused.fused_batch_norm import fused_batch_normalization as reference_fused
 from onnxkit.ops.nn.batch_norm import batch_normalization as reference_batch_normalization
 from onnxkit.ops.nn.batch_norm import batch_normalization_legacy as reference_legacy
 from onnxkit.ops.registry import op
@@ -24,19 +27,24 @@ FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 @njit(cache=True, error_model="numpy", fastmath=FASTMATH)
-def affine_planes(x, mean, inv, shift, y):
-    """x, y (N, C, P): y[n, c, :] = (x[n, c, :] - mean[c]) * inv[c] + shift[c]."""
+def affine_planes(x, mean, inv, shift, code, p0, p1, y):
+    """x, y (N, C, P): y[n, c, :] = act((x[n, c, :] - mean[c]) * inv[c] + shift[c])."""
     batch, channels, size = x.shape
+    zero = shift[0] * 0
     for n in range(batch):
         for c in range(channels):
             m, s, b = mean[c], inv[c], shift[c]
+            src, dst = x[n, c], y[n, c]
             for i in range(size):
-                y[n, c, i] = (x[n, c, i] - m) * s + b
+                dst[i] = (src[i] - m) * s + b
+            if code != NONE:
+                finish(dst, zero, dst, dst, 0, code, p0, p1)
 
 
-def batch_norm_fast(X, scale, B, mean, var, epsilon):
+def batch_norm_fast(X, scale, B, mean, var, epsilon, activation="", params=None):
     """The inference fast path, or None for the cases left to the reference kernel."""
-    if X.dtype not in FLOATS or X.ndim < 2 or X.size == 0:
+    code = activation_code(activation, params)
+    if X.dtype not in FLOATS or X.ndim < 2 or X.size == 0 or code is None:
         return None
     c = X.shape[1]
     params = (scale, B, mean, var)
@@ -46,7 +54,9 @@ def batch_norm_fast(X, scale, B, mean, var, epsilon):
     inv = scale.astype(work) / np.sqrt(var.astype(work) + work.type(epsilon))
     Y = empty(X.shape, work)
     x3 = np.ascontiguousarray(X).reshape(X.shape[0], c, -1)
-    affine_planes(x3, mean.astype(work), inv.astype(work), B.astype(work), Y.reshape(x3.shape))
+    act, p0, p1 = code
+    affine_planes(x3, mean.astype(work), inv.astype(work), B.astype(work), act, work.type(p0),
+                  work.type(p1), Y.reshape(x3.shape))
     return Y
 
 
@@ -70,4 +80,14 @@ def batch_normalization_legacy(X, scale, B, mean, var, *, consumed_inputs=None, 
         return reference_legacy(X, scale, B, mean, var, consumed_inputs=consumed_inputs,
                                 epsilon=epsilon, is_test=is_test, momentum=momentum,
                                 spatial=spatial, ctx=ctx)
+    return Y
+
+
+@op("FusedBatchNormalization", 1, domain="onnxkit", registry=CPU)
+def fused_batch_normalization(X, scale, B, mean, var, *, epsilon=1e-5, activation="",
+                              activation_params=None):
+    Y = batch_norm_fast(X, scale, B, mean, var, epsilon, activation, activation_params)
+    if Y is None:
+        return reference_fused(X, scale, B, mean, var, epsilon=epsilon, activation=activation,
+                               activation_params=activation_params)
     return Y

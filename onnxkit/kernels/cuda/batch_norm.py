@@ -1,7 +1,10 @@
 """BatchNormalization (inference) on the GPU: one thread per element.
 
     c = channel of element i = (i // spatial_size) % C
-    Y[i] = (X[i] - mean[c]) * scale[c] / sqrt(var[c] + epsilon) + B[c]
+    Y[i] = act((X[i] - mean[c]) * scale[c] / sqrt(var[c] + epsilon) + B[c])
+
+``act`` is the activation of onnxkit::FusedBatchNormalization (the identity for
+BatchNormalization), the formulas of ``_scalar`` that the fused Conv / Gemm kernels use.
 
 Training mode (batch statistics, running averages) runs on the host.
 https://onnx.ai/onnx/operators/onnx__BatchNormalization.html
@@ -16,26 +19,29 @@ from numba import cuda
 from onnxkit.kernels.cuda import CUDA
 from onnxkit.kernels.cuda._device import (FLOAT_DTYPES, HostFallback, device, empty, launch_1d,
                                           need_dtype)
+from onnxkit.kernels.cuda._scalar import activation as activation_formula, identity
+from onnxkit.kernels.indexing import for_cuda
 from onnxkit.ops.nn._windows import compute_dtype
 from onnxkit.ops.registry import op
 
 
 @lru_cache(maxsize=None)
-def batch_norm_kernel(work):
+def batch_norm_kernel(work, formula=identity):
     cast = np.dtype(work).type
+    act = for_cuda(formula)
 
     @cuda.jit
-    def kernel(x, scale, bias, mean, var, channels, inner, epsilon, out):
+    def kernel(x, scale, bias, mean, var, channels, inner, epsilon, p0, p1, out):
         i = cuda.grid(1)
         if i < out.size:
             c = (i // inner) % channels
             inv = cast(scale[c]) / cast(math.sqrt(cast(var[c]) + cast(epsilon)))
-            out[i] = (cast(x[i]) - cast(mean[c])) * inv + cast(bias[c])
+            out[i] = act((cast(x[i]) - cast(mean[c])) * inv + cast(bias[c]), cast(p0), cast(p1))
 
     return kernel
 
 
-def batch_norm(X, scale, B, mean, var, epsilon):
+def batch_norm(X, scale, B, mean, var, epsilon, formula=identity, p0=0.0, p1=0.0):
     X = device(X, "X")
     need_dtype(X, FLOAT_DTYPES, "X")
     params = [device(p, what) for p, what in
@@ -46,8 +52,9 @@ def batch_norm(X, scale, B, mean, var, epsilon):
             raise HostFallback(f"{what} is {p.dtype}{list(p.shape)} for {channels} channels")
     out = empty(X.shape, X.dtype)
     inner = int(np.prod(X.shape[2:], dtype=np.int64))
-    launch_1d(batch_norm_kernel(compute_dtype(X.dtype)), out.size, X.flat,
-              *(p.flat for p in params), channels, inner, float(epsilon), out.flat)
+    launch_1d(batch_norm_kernel(compute_dtype(X.dtype), formula), out.size, X.flat,
+              *(p.flat for p in params), channels, inner, float(epsilon), float(p0), float(p1),
+              out.flat)
     return out
 
 
@@ -67,3 +74,10 @@ def batch_normalization(X, scale, B, input_mean, input_var, *, epsilon=1e-5, mom
     if training_mode:
         raise HostFallback("training_mode=1 runs on the host")
     return batch_norm(X, scale, B, input_mean, input_var, epsilon)
+
+
+@op("FusedBatchNormalization", 1, domain="onnxkit", registry=CUDA)
+def fused_batch_normalization(X, scale, B, mean, var, *, epsilon=1e-5, activation="",
+                              activation_params=None):
+    formula, p0, p1 = activation_formula(activation, activation_params)
+    return batch_norm(X, scale, B, mean, var, epsilon, formula, p0, p1)

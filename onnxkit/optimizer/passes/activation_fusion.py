@@ -10,6 +10,10 @@
     before:  y = Gelu (MatMul (a, W))
     after:   y = onnxkit.FusedMatMul <activation = "Gelu"> (a, W)
 
+    before:  y = Relu (BatchNormalization <epsilon = 1e-5> (x, scale, B, mean, var))
+    after:   y = onnxkit.FusedBatchNormalization <epsilon = 1e-5, activation = "Relu"> (...)
+             (inference only: one output, per-channel statistics; DenseNet's BN-Relu-Conv)
+
 Activations: Relu, LeakyRelu, Sigmoid, Tanh, Clip (constant bounds), HardSigmoid,
 HardSwish, Elu, Gelu (standard or onnxkit). A fused node that already has an activation
 is left alone. See docs/onnxkit-domain.md.
@@ -35,7 +39,11 @@ DEFAULTS = {("LeakyRelu", "alpha"): 0.01, ("HardSigmoid", "alpha"): 0.2, ("HardS
             ("Elu", "alpha"): 1.0}
 # the node that the activation follows -> the fused operator
 BASES = {"Conv": "FusedConv", "Gemm": "FusedGemm", "MatMul": "FusedMatMul",
-         "FusedConv": "FusedConv", "FusedGemm": "FusedGemm", "FusedMatMul": "FusedMatMul"}
+         "BatchNormalization": "FusedBatchNormalization",
+         "FusedConv": "FusedConv", "FusedGemm": "FusedGemm", "FusedMatMul": "FusedMatMul",
+         "FusedBatchNormalization": "FusedBatchNormalization"}
+# the attributes each base keeps in its fused form (None: all of them)
+KEPT = {"BatchNormalization": ("epsilon",)}
 
 
 def activation_of(g, act) -> tuple[str, list[float]] | str:
@@ -66,13 +74,20 @@ def _check(g, x, base, act):
         return "not a floating-point computation"
     if base.op_type == "MatMul" and g.rank(base.input[0]) is None:
         return "the MatMul's input rank is unknown"
+    if base.op_type == "BatchNormalization":
+        if len([o for o in base.output if o]) > 1 or attr(base, "training_mode", 0):
+            return "a training-mode BatchNormalization (batch statistics)"
+        if not attr(base, "spatial", 1):
+            return "spatial=0: statistics per position, not per channel"
     spec = activation_of(g, act)
     return spec if isinstance(spec, str) else None
 
 
 def _rewrite(op, x, base, act):
     name, params = activation_of(op.graph, act)
-    attrs = {k: v for k, v in attrs_of(base).items() if k not in ("activation", "activation_params")}
+    kept = KEPT.get(base.op_type)
+    attrs = {k: v for k, v in attrs_of(base).items() if k not in ("activation", "activation_params")
+             and (kept is None or k in kept)}
     return getattr(op, BASES[base.op_type])(*base.input, _domain="onnxkit", activation=name,
                                             activation_params=params or None, **attrs)
 
