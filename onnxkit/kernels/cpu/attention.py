@@ -2,8 +2,8 @@
 
     q, k, v: [batch, heads, seq, size] views of the inputs (3-D inputs split, no copy)
     S = q @ k^T                                  (BLAS, into a reused buffer)
-    S = scale * S + mask (-inf past the diagonal if causal)       (Numba, one pass)
-    P = exp(S - rowmax(S)) / rowsum(...)           (numpy's SIMD max, exp, sum)
+    S = scale * S + mask (-inf past the diagonal if causal), minus its row max  (Numba)
+    P = exp(S) / rowsum(exp(S))                  (numpy's SIMD exp, then Numba)
     rows the mask leaves no key -> 0 (found on the mask alone, as the reference does)
     Y = P @ v                                    written straight into [batch, seq, heads*size]
 
@@ -20,6 +20,7 @@ from numba import njit
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty
+from onnxkit.kernels.cpu._math import FASTMATH
 from onnxkit.ops.attention._heads import split_heads
 from onnxkit.ops.fused.attention import attention as reference_attention
 from onnxkit.ops.registry import op
@@ -27,9 +28,10 @@ from onnxkit.ops.registry import op
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
 def scale_mask(s, mask, has_mask, is_causal, scale):
-    """s (B, H, Q, K) = scale * s + mask (broadcast view), -inf past the diagonal if causal."""
+    """s (B, H, Q, K) = scale * s + mask (broadcast view), -inf past the diagonal if causal,
+    then each row minus its maximum (0 for a row of -inf): ready for ``exp``."""
     batch, heads, q_len, k_len = s.shape
     for b in range(batch):
         for h in range(heads):
@@ -45,6 +47,31 @@ def scale_mask(s, mask, has_mask, is_causal, scale):
                         row[j] = row[j] * scale
                 for j in range(visible, k_len):
                     row[j] = -np.inf
+                top = row[0]
+                for j in range(1, k_len):
+                    v = row[j]
+                    top = v if v > top else top
+                if top == -np.inf:
+                    continue
+                for j in range(k_len):
+                    row[j] -= top
+
+
+@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+def normalize_rows(s):
+    """Each row of s (B, H, Q, K) divided by its sum (a row summing to 0 is left as is)."""
+    batch, heads, q_len, k_len = s.shape
+    for b in range(batch):
+        for h in range(heads):
+            for i in range(q_len):
+                row = s[b, h, i]
+                total = row[0] * 0
+                for j in range(k_len):
+                    total += row[j]
+                if total != 0:
+                    inv = 1 / total
+                    for j in range(k_len):
+                        row[j] *= inv
 
 
 def _dead_rows(mask, is_causal, q_len, k_len):
@@ -62,14 +89,10 @@ def _dead_rows(mask, is_causal, q_len, k_len):
 
 
 def softmax_rows(s, dead):
-    """In place over the last axis (numpy SIMD): exp(s - max) / sum, 0 for ``dead`` rows."""
-    top = s.max(axis=-1, keepdims=True)
-    top[np.isneginf(top)] = 0
-    np.subtract(s, top, out=s)
+    """In place over the last axis, after ``scale_mask`` took each row's maximum off:
+    exp (numpy's SIMD), then / sum (Numba); 0 for ``dead`` rows."""
     np.exp(s, out=s)
-    total = s.sum(axis=-1, keepdims=True)
-    total[total == 0] = 1
-    np.divide(s, total, out=s)
+    normalize_rows(s)
     if dead is not None:
         s[np.broadcast_to(dead, s.shape[:3])] = 0
 
