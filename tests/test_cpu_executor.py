@@ -446,3 +446,34 @@ def test_winograd_weights_are_transformed_once_per_constant():
     # U[1] (xi = (0, 1)) = (g[0, 0] + g[0, 1] + g[0, 2]) / 2
     np.testing.assert_allclose(u[0], w[:, :, 0, 0], rtol=1e-6)
     np.testing.assert_allclose(u[1], w[:, :, 0, :].sum(axis=-1) / 2, rtol=1e-5, atol=1e-6)
+
+
+def test_warm_compiles_every_kernel_signature_real_models_use(monkeypatch):
+    """A session on a warm cache compiles nothing: read-only weights and biases (the
+    initializers), missing biases and both convolution algorithms included."""
+    import importlib
+    import pkgutil
+    from pathlib import Path
+
+    from numba.core.registry import CPUDispatcher
+
+    import onnxkit.kernels.cpu as package
+    from onnxkit.inputs import random_feeds
+    from onnxkit.kernels.cpu import _tuning
+    from onnxkit.kernels.cpu.warm import warm
+
+    light = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+    warm(verbose=False)
+    kernels = [v for m in pkgutil.iter_modules(package.__path__)
+               for v in vars(importlib.import_module(f"{package.__name__}.{m.name}")).values()
+               if isinstance(v, CPUDispatcher)]
+    before = {k: set(k.signatures) for k in kernels}
+    monkeypatch.setenv("ONNXKIT_CPU_TUNE", "1")  # both conv algorithms run
+    _tuning.forget()
+    for name in ("light_densenet121.onnx", "light_resnet50.onnx"):
+        model = onnx.load(str(light / name))
+        onnxkit.Session(model, executor="cpu", level=3).run(None, random_feeds(model, 0))
+    _tuning.forget()
+    new = {k.py_func.__qualname__: sorted(map(str, set(k.signatures) - before[k]))
+           for k in kernels if set(k.signatures) - before[k]}
+    assert not new, f"compiled on first use, missing from warm.py: {new}"

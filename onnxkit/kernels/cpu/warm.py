@@ -11,6 +11,7 @@ along each of its code paths (the same argument types real models produce).
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
@@ -41,36 +42,42 @@ def _calls(dtype):
     def r(*shape):
         return rng.standard_normal(shape).astype(dtype)
 
+    def c(*shape):  # weights and biases: initializers, read-only in a session
+        return _constant(r(*shape))
+
     x, x1 = r(1, 4, 9, 9), r(1, 4, 12)
     calls = [
-        ("conv im2col", lambda: conv.conv(x, r(6, 4, 3, 3), r(6), pads=[1, 1, 1, 1])),
-        ("conv stride 2", lambda: conv.conv(x, r(6, 4, 3, 3), pads=[1, 1, 1, 1], strides=[2, 2])),
-        ("conv 1x1", lambda: conv.fused_conv(x, r(6, 4, 1, 1), r(6), r(1, 6, 9, 9),
+        ("conv im2col", lambda: conv.conv(x, c(6, 4, 3, 3), c(6), pads=[1, 1, 1, 1])),
+        ("conv no bias", lambda: conv.conv(x, c(6, 4, 3, 3), pads=[1, 1, 1, 1], strides=[2, 2])),
+        ("conv 1x1", lambda: conv.fused_conv(x, c(6, 4, 1, 1), c(6), r(1, 6, 9, 9),
                                              activation="Relu")),
-        ("conv 1-D", lambda: conv.conv(x1, r(5, 4, 3), pads=[1, 1])),
-        ("depthwise", lambda: conv.fused_conv(x, r(4, 1, 3, 3), r(4), activation="Clip", group=4,
+        ("conv 1-D", lambda: conv.conv(x1, c(5, 4, 3), pads=[1, 1])),
+        ("depthwise", lambda: conv.fused_conv(x, c(4, 1, 3, 3), c(4), activation="Clip", group=4,
                                               activation_params=[0.0, 6.0])),
-        ("depthwise + Z", lambda: conv.fused_conv(x, r(4, 1, 3, 3), r(4), r(1, 4, 9, 9), group=4,
+        ("depthwise no bias", lambda: conv.fused_conv(x, c(4, 1, 3, 3), group=4,
+                                                      activation="Relu")),
+        ("depthwise + Z", lambda: conv.fused_conv(x, c(4, 1, 3, 3), c(4), r(1, 4, 9, 9), group=4,
                                                   pads=[1, 1, 1, 1])),
-        ("depthwise NHWC", lambda: conv.fused_conv(r(1, 32, 5, 5), r(32, 1, 3, 3), r(32), group=32,
+        ("depthwise NHWC", lambda: conv.fused_conv(r(1, 32, 5, 5), c(32, 1, 3, 3), c(32), group=32,
                                                    pads=[1, 1, 1, 1], activation="Relu")),
-        ("depthwise NHWC + Z", lambda: conv.fused_conv(r(1, 32, 5, 5), r(32, 1, 3, 3), r(32),
+        ("depthwise NHWC + Z", lambda: conv.fused_conv(r(1, 32, 5, 5), c(32, 1, 3, 3), c(32),
                                                        r(1, 32, 5, 5), group=32,
                                                        pads=[1, 1, 1, 1])),
-        ("gemm", lambda: gemm.fused_gemm(r(3, 5), r(4, 5), r(4), transB=1, activation="Relu")),
+        ("gemm", lambda: gemm.fused_gemm(r(3, 5), c(4, 5), c(4), transB=1, activation="Relu")),
         ("gemm C matrix", lambda: gemm.gemm(r(3, 5), r(5, 4), r(3, 4))),
-        ("matmul", lambda: matmul.fused_matmul(r(2, 3, 5), r(5, 4), r(4), activation="Gelu")),
+        ("matmul", lambda: matmul.fused_matmul(r(2, 3, 5), c(5, 4), c(4), activation="Gelu")),
         ("matmul batched", lambda: matmul.matmul(r(2, 3, 5), r(2, 5, 4))),
         ("max pool", lambda: pool.max_pool(x, kernel_shape=[3, 3], pads=[1, 1, 1, 1], ctx=_Ctx)),
         ("max pool s2", lambda: pool.max_pool(x, kernel_shape=[3, 3], strides=[2, 2], ctx=_Ctx)),
         ("average pool", lambda: pool.average_pool(x, kernel_shape=[2, 2])),
         ("average pool s2", lambda: pool.average_pool(x, kernel_shape=[2, 2], strides=[2, 2])),
-        ("batch norm", lambda: batch_norm.batch_normalization(x, r(4), r(4), r(4),
-                                                              np.abs(r(4)))),
+        ("batch norm", lambda: batch_norm.fused_batch_normalization(
+            x, c(4), c(4), c(4), _constant(np.abs(r(4))), activation="Relu")),
         ("relu", lambda: activations.relu(x)),
         ("clip", lambda: activations.clip(x, np.array(0, dtype), np.array(6, dtype))),
         ("leaky relu", lambda: activations.leaky_relu(x)),
         ("add", lambda: binary.add(x, r(4, 1, 1))),
+        ("add constant", lambda: binary.add(x, c(4, 1, 1))),
         ("softmax", lambda: softmax.softmax(x)),
         ("reduce mean", lambda: reduce_mean.reduce_mean_v1(x, axes=[2, 3], keepdims=0)),
         ("global avg pool", lambda: reduce_mean.global_average_pool(x)),
@@ -82,17 +89,21 @@ def _calls(dtype):
     ]
     if dtype == np.float32:
         calls += [
-            ("conv Winograd", lambda: conv.conv(r(1, 16, 9, 9), _constant(r(16, 16, 3, 3)), r(16),
+            ("conv Winograd", lambda: conv.conv(r(1, 16, 9, 9), c(16, 16, 3, 3), c(16),
                                                 pads=[1, 1, 1, 1])),
+            ("conv Winograd no bias", lambda: conv.conv(r(1, 16, 9, 9), c(16, 16, 3, 3),
+                                                        pads=[1, 1, 1, 1])),
             ("conv Winograd + Z", lambda: conv.fused_conv(
-                r(1, 16, 9, 9), _constant(r(16, 16, 3, 3)), r(16), r(1, 16, 9, 9),
+                r(1, 16, 9, 9), c(16, 16, 3, 3), c(16), r(1, 16, 9, 9),
                 pads=[1, 1, 1, 1], activation="Relu")),
             ("gelu", lambda: activations.gelu(x)),
             ("erf", lambda: activations.erf(x)),
             ("hard swish", lambda: activations.hard_swish(x)),
-            ("layer norm", lambda: layer_norm.layer_normalization(r(2, 3, 8), r(8), r(8))),
+            ("layer norm", lambda: layer_norm.layer_normalization(r(2, 3, 8), c(8), c(8))),
             ("skip layer norm", lambda: layer_norm.skip_layer_normalization(
-                r(2, 3, 8), r(2, 3, 8), r(8), r(8))),
+                r(2, 3, 8), r(2, 3, 8), c(8), c(8))),
+            ("skip layer norm const", lambda: layer_norm.skip_layer_normalization(
+                r(2, 3, 8), c(2, 3, 8), c(8), c(8))),
         ]
     return calls
 
@@ -103,13 +114,21 @@ def warm(verbose: bool = True) -> float:
 
     start = time.perf_counter()
     load_cpu_kernels()
-    for dtype in (np.float32, np.float64):
-        for what, thunk in _calls(dtype):
-            t = time.perf_counter()
-            thunk()
-            if verbose:
-                print(f"  {np.dtype(dtype).name:8s} {what:18s} {time.perf_counter() - t:6.2f} s",
-                      flush=True)
+    tune = os.environ.get("ONNXKIT_CPU_TUNE")
+    os.environ["ONNXKIT_CPU_TUNE"] = "0"  # the static rule: each call takes its own path
+    try:
+        for dtype in (np.float32, np.float64):
+            for what, thunk in _calls(dtype):
+                t = time.perf_counter()
+                thunk()
+                if verbose:
+                    print(f"  {np.dtype(dtype).name:8s} {what:22s} "
+                          f"{time.perf_counter() - t:6.2f} s", flush=True)
+    finally:
+        if tune is None:
+            del os.environ["ONNXKIT_CPU_TUNE"]
+        else:
+            os.environ["ONNXKIT_CPU_TUNE"] = tune
     return time.perf_counter() - start
 
 
