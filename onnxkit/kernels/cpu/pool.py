@@ -1,18 +1,21 @@
-"""MaxPool and AveragePool on the ``cpu`` executor: 1-D and 2-D windows in Numba.
+"""MaxPool and AveragePool on the ``cpu`` executor: 1-D and 2-D windows in Numba, separably.
 
-    for each plane (n, c), output row oh, tap row i inside the input, tap column j:
-        for ow in the clamped range reading inside the row:
-            MaxPool:     Y[oh, ow] = max(Y[oh, ow], X[ih, ow*sw + j*dw - pl])  (NaN wins)
-            AveragePool: S[oh, ow] += X[ih, ow*sw + j*dw - pl]
-    AveragePool: Y = S / count, count from ``_counts`` (with or without the pads)
+    for each plane (n, c) and output row oh:
+        t = reduce over the window's tap rows i inside the input of X[ih, :]   (whole rows)
+        ph[r] = columns r, r + sw, r + 2*sw ... of t, with padding values around them
+        for each tap column j:  Y[oh, :] = reduce(Y[oh, :], ph[r_j][q_j:q_j + OW])
+    reduce: MaxPool max (NaN wins, padding -inf); AveragePool sum (padding 0), then
+            Y / count, count from ``_counts`` (with or without the pads)
 
-Index math from ``onnxkit.kernels.indexing`` (the index helpers of the cpu and cuda
-kernels): a window starts at ``window_start`` and its tap i reads start + i*dh, as in
-the cuda pools; the clamped column ranges are ``window_taps`` (``valid_range``) of the
-offsets ``conv_input_coord`` gives.
+Both passes read contiguous runs, so they vectorize: a 3x3 stride-2 MaxPool does 3 row
+passes and 3 phase passes per output row instead of 9 strided ones. Index math from
+``onnxkit.kernels.indexing`` (the index helpers of the cpu and cuda kernels): a window
+starts at ``window_start`` and its tap i reads start + i*dh, as in the cuda pools; the
+column tap j of output column ow reads ``conv_input_coord(ow, j, sw, pl, dw)``, which is
+column ow + q of phase r (``phase_index``).
 
-Padding is never read, so it never wins a maximum and adds nothing to a sum. MaxPool
-with its Indices output, 3-D windows and integer types run the reference kernel.
+Padding never wins a maximum and adds nothing to a sum. MaxPool with its Indices
+output, 3-D windows and integer types run the reference kernel.
 https://onnx.ai/onnx/operators/onnx__MaxPool.html
 https://onnx.ai/onnx/operators/onnx__AveragePool.html
 """
@@ -24,7 +27,7 @@ from numba import njit
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty
-from onnxkit.kernels.cpu._im2col import phase_index, phase_shape, phases, valid_range
+from onnxkit.kernels.cpu._im2col import phase_index
 from onnxkit.kernels.indexing import conv_input_coord, for_cpu, window_start
 from onnxkit.ops.nn._windows import Geometry, geometry
 from onnxkit.ops.nn.max_pool import max_pool as reference_max_pool
@@ -36,62 +39,66 @@ _coord = for_cpu(conv_input_coord)
 _start = for_cpu(window_start)
 
 
-@njit(cache=True, error_model="numpy")
-def max_pool_2d(x, xp, kh, kw, sh, sw, dh, dw, pt, pl, y):
-    """x (P, H, W) planes -> y (P, OH, OW), the NaN-propagating max of each window.
+@njit(inline="always")
+def _bigger(best, v):
+    """max(best, v) where NaN wins (either side), as the reference's np.max."""
+    return best if (v <= best or best != best) else v
 
-    ``xp`` is ``phases(x, sw)`` when sw > 1: a tap then reads a contiguous run.
+
+@njit(inline="always")
+def _taps_into(acc, src, n, is_max):
+    """acc[:n] = max(acc, src) (NaN wins) or acc + src, over contiguous runs."""
+    if is_max:
+        for t in range(n):
+            acc[t] = _bigger(acc[t], src[t])
+    else:
+        for t in range(n):
+            acc[t] += src[t]
+
+
+@njit(cache=True, error_model="numpy")
+def pool_rows(x, kh, kw, sh, sw, dh, dw, pt, pl, is_max, y):
+    """x (P, H, W) planes -> y (P, OH, OW): the max (NaN wins) or sum of each window.
+
+    Separable: for each output row, the window's input rows are reduced into one row
+    ``t`` (contiguous runs), whose ``sw`` column phases go to ``ph`` with a margin of
+    ``fill`` (-inf or 0: what the padding adds) on both sides; tap j of every window of
+    the row then reads one contiguous run of phase ``(j*dw - pl) mod sw``.
     """
     planes, height, width = x.shape
     oh_n, ow_n = y.shape[1], y.shape[2]
+    fill = -np.inf if is_max else 0.0
+    margin = (pl + sw - 1) // sw + 1
+    length = margin + ow_n + ((kw - 1) * dw + sw - 1) // sw + (width + sw - 1) // sw + 1
+    t = np.empty(width, y.dtype)
+    ph = np.full((sw, length), fill, y.dtype)
     for p in range(planes):
         for oh in range(oh_n):
-            row = y[p, oh]
-            for t in range(ow_n):
-                row[t] = -np.inf
             top = _start(oh, sh, pt)
+            first = True
             for i in range(kh):
                 ih = top + i * dh
                 if ih < 0 or ih >= height:
                     continue
-                for j in range(kw):
-                    off = _coord(0, j, sw, pl, dw)  # the column tap j reads for output column 0
-                    lo, hi = valid_range(off, sw, width, ow_n)
-                    r, q = phase_index(off, sw)
-                    a = row[lo:hi]
-                    b = x[p, ih, lo + off:] if sw == 1 else xp[p, ih, r, lo + q:]
-                    for t in range(hi - lo):
-                        v = b[t]
-                        best = a[t]
-                        a[t] = best if (v <= best or best != best) else v  # NaN wins
-
-
-@njit(cache=True, error_model="numpy")
-def average_pool_2d(x, xp, kh, kw, sh, sw, dh, dw, pt, pl, count, y):
-    """x (P, H, W) -> y (P, OH, OW): window sums (taps in order) divided by ``count``."""
-    planes, height, width = x.shape
-    oh_n, ow_n = y.shape[1], y.shape[2]
-    for p in range(planes):
-        for oh in range(oh_n):
+                if first:
+                    src = x[p, ih]
+                    for w in range(width):
+                        t[w] = src[w]
+                    first = False
+                else:
+                    _taps_into(t, x[p, ih], width, is_max)
             row = y[p, oh]
-            for t in range(ow_n):
-                row[t] = 0
-            top = _start(oh, sh, pt)
-            for i in range(kh):
-                ih = top + i * dh
-                if ih < 0 or ih >= height:
-                    continue
-                for j in range(kw):
-                    off = _coord(0, j, sw, pl, dw)  # the column tap j reads for output column 0
-                    lo, hi = valid_range(off, sw, width, ow_n)
-                    r, q = phase_index(off, sw)
-                    a = row[lo:hi]
-                    b = x[p, ih, lo + off:] if sw == 1 else xp[p, ih, r, lo + q:]
-                    for t in range(hi - lo):
-                        a[t] += b[t]
-            div = count[oh]
             for ow in range(ow_n):
-                row[ow] = np.float64(row[ow]) / div[ow]
+                row[ow] = fill
+            if first:
+                continue  # every tap row is padding
+            for r in range(sw):
+                dst = ph[r, margin:]
+                for k in range((width - r + sw - 1) // sw):
+                    dst[k] = t[k * sw + r]
+            for j in range(kw):
+                r, q = phase_index(_coord(0, j, sw, pl, dw), sw)  # column ow*sw + d: phase r, ow + q
+                _taps_into(row, ph[r, margin + q:], ow_n, is_max)
 
 
 def _planes_2d(X, kernel_shape, strides, dilations, pads, auto_pad, ceil_mode):
@@ -123,18 +130,6 @@ def _counts(in_hw, g: Geometry, include_pad: bool) -> np.ndarray:
     return np.multiply.outer(per_axis[0], per_axis[1]).astype(np.float64)
 
 
-_NO_PHASES = {t: np.zeros((1, 1, 1, 1), t) for t in FLOATS}
-
-
-def _phases(planes, g: Geometry):
-    sw = g.strides[1]
-    if sw == 1:
-        return _NO_PHASES[planes.dtype]
-    xp = empty(phase_shape(planes.shape, sw), planes.dtype)
-    phases(planes, sw, xp)
-    return xp
-
-
 def _args(g: Geometry):
     return (g.kernel[0], g.kernel[1], g.strides[0], g.strides[1], g.dilations[0],
             g.dilations[1], g.begin[0], g.begin[1])
@@ -152,7 +147,7 @@ def max_pool(X, *, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape,
                                   storage_order=storage_order, strides=strides, ctx=ctx)
     planes, g, out_shape = found
     Y = empty((planes.shape[0],) + g.out, X.dtype)
-    max_pool_2d(planes, _phases(planes, g), *_args(g), Y)
+    pool_rows(planes, *_args(g), True, Y)
     return Y.reshape(out_shape)
 
 
@@ -167,5 +162,6 @@ def average_pool(X, *, auto_pad="NOTSET", ceil_mode=0, count_include_pad=0, dila
     planes, g, out_shape = found
     Y = empty((planes.shape[0],) + g.out, X.dtype)
     counts = _counts(planes.shape[1:], g, bool(count_include_pad))
-    average_pool_2d(planes, _phases(planes, g), *_args(g), counts, Y)
+    pool_rows(planes, *_args(g), False, Y)
+    np.divide(Y, counts.astype(X.dtype, copy=False), out=Y)
     return Y.reshape(out_shape)
