@@ -477,3 +477,54 @@ def test_warm_compiles_every_kernel_signature_real_models_use(monkeypatch):
     new = {k.py_func.__qualname__: sorted(map(str, set(k.signatures) - before[k]))
            for k in kernels if set(k.signatures) - before[k]}
     assert not new, f"compiled on first use, missing from warm.py: {new}"
+
+
+def test_pool_grow_only_past_the_furthest_value_handed_out():
+    pool = BufferPool()
+    token = using_pool(pool)
+    try:
+        from onnxkit.kernels.cpu._buffers import empty_growable, grown
+
+        x = empty_growable((2, 1000), np.float32, capacity=4 * 4000)
+        x[...] = 7
+        y = grown(x, (3, 1000))  # room for one more row, in x's own buffer
+        assert y is not None and y.ctypes.data == x.ctypes.data
+        np.testing.assert_array_equal(y[:2], 7)
+        assert grown(x, (3, 1000)) is None  # y reaches past x: x cannot grow again
+        assert grown(y, (5, 1000)) is None  # past the buffer's capacity
+        assert grown(y[1:], (3, 1000)) is None  # does not start the buffer
+        assert grown(np.zeros((2, 1000), np.float32), (3, 1000)) is None  # not pooled
+    finally:
+        release(token)
+
+
+def test_a_concat_chain_grows_in_place_and_a_shared_prefix_is_copied():
+    """x1 = Concat(x0, a), x2 = Concat(x1, b) (DenseNet's chain) build in one buffer; a
+    second Concat(x1, c) must not write over x2's tail."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 32, 32])  # pooled sizes
+    nodes = [helper.make_node("Relu", ["x"], ["x0"]),
+             helper.make_node("Neg", ["x0"], ["a"]),
+             helper.make_node("Concat", ["x0", "a"], ["x1"], axis=1, name="c1"),
+             helper.make_node("Sigmoid", ["x1"], ["b"]),
+             helper.make_node("Concat", ["x1", "b"], ["x2"], axis=1, name="c2"),
+             helper.make_node("Abs", ["x1"], ["c"]),
+             helper.make_node("Concat", ["x1", "c"], ["x3"], axis=1, name="c3"),
+             helper.make_node("Add", ["x2", "x3"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [x], [helper.make_empty_tensor_value_info("y"),
+                                                helper.make_empty_tensor_value_info("x2")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=10)
+    feeds = {"x": f32(1, 4, 32, 32)}
+    expected = onnxkit.Session(model).run(None, feeds)
+    sess = onnxkit.Session(model, executor="cpu")
+    addresses = {}
+
+    def trace(ev):
+        if ev.node.op_type == "Concat":
+            addresses[ev.node.name] = (ev.inputs[0].ctypes.data, ev.outputs[0].ctypes.data)
+
+    for _ in range(2):
+        actual = sess.run(None, feeds, trace=trace)
+        for want, got in zip(expected, actual):
+            np.testing.assert_array_equal(got, want)
+    assert addresses["c2"][0] == addresses["c2"][1]  # grown in x1's buffer
+    assert addresses["c3"][0] != addresses["c3"][1]  # x2 reaches past x1: copied

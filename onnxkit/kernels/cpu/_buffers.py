@@ -46,10 +46,18 @@ class BufferPool:
         self.reused = 0
         self._by_size: dict[int, list[np.ndarray]] = {}
         self._sizes: list[int] = []  # the keys of _by_size, sorted
+        self._extent: dict[int, int] = {}  # id(buffer) -> bytes its values reach (``grow``)
         self._lock = threading.Lock()
 
-    def take(self, nbytes: int) -> np.ndarray:
-        """A byte array of at least ``nbytes`` (sliced to exactly ``nbytes``)."""
+    def take(self, nbytes: int, capacity: int = 0) -> np.ndarray:
+        """A byte array of ``nbytes``, the start of a buffer of at least ``capacity``."""
+        if capacity > nbytes:
+            raw = self.take(capacity)
+            root = raw if raw.base is None else raw.base
+            with self._lock:
+                if id(root) in self._extent:
+                    self._extent[id(root)] = nbytes
+            return raw[:nbytes]
         with self._lock:
             raw = self._free(nbytes)
             if raw is None:
@@ -59,6 +67,7 @@ class BufferPool:
                     i += 1
             if raw is not None:
                 self.reused += 1
+                self._extent[id(raw)] = nbytes
                 return raw[:nbytes]
             raw = np.empty(nbytes, dtype=np.uint8)
             self.new_buffers += 1
@@ -68,7 +77,24 @@ class BufferPool:
                 self._by_size.setdefault(nbytes, []).append(raw)
                 self.held_bytes += nbytes
                 self.peak_bytes = max(self.peak_bytes, self.held_bytes)
+                self._extent[id(raw)] = nbytes
             return raw
+
+    def grow(self, x: np.ndarray, nbytes: int):
+        """The bytes of ``x``'s buffer from its start to ``nbytes``, if ``x`` starts the
+        buffer, no value handed out reaches past ``x``'s end, and the buffer is that big;
+        else None. ``x``'s own bytes are left as they are (a value that grows ``x`` in
+        place, as Concat does, writes only past them)."""
+        raw = x
+        while isinstance(raw.base, np.ndarray):
+            raw = raw.base
+        with self._lock:
+            if (self._extent.get(id(raw)) != x.nbytes or raw.size < nbytes
+                    or not x.flags.c_contiguous or x.ctypes.data != raw.ctypes.data
+                    or not any(r is raw for r in self._by_size.get(raw.size, ()))):
+                return None
+            self._extent[id(raw)] = nbytes
+            return raw[:nbytes]
 
     def _free(self, nbytes: int):
         for raw in self._by_size.get(nbytes, ()):
@@ -80,6 +106,7 @@ class BufferPool:
         with self._lock:
             self._by_size.clear()
             self._sizes.clear()
+            self._extent.clear()
             self.held_bytes = 0
 
     def stats(self) -> dict:
@@ -112,6 +139,29 @@ def empty(shape, dtype=np.float32) -> np.ndarray:
     if pool is None or nbytes < _SMALL:
         return np.empty(shape, dtype=dtype)
     return pool.take(nbytes).view(dtype).reshape(shape)
+
+
+def empty_growable(shape, dtype, capacity: int) -> np.ndarray:
+    """``empty(shape, dtype)`` from a buffer of at least ``capacity`` bytes, so that a
+    value built by appending to it (``grown``) can grow in place."""
+    dtype = np.dtype(dtype)
+    shape = tuple(int(s) for s in shape)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    pool = _CURRENT.get()
+    if pool is None or nbytes < _SMALL:
+        return np.empty(shape, dtype=dtype)
+    return pool.take(nbytes, capacity).view(dtype).reshape(shape)
+
+
+def grown(x: np.ndarray, shape) -> np.ndarray | None:
+    """An array of ``shape`` (``x``'s dtype) whose first ``x.size`` values are ``x``'s,
+    in ``x``'s own buffer (``BufferPool.grow``), or None when that is not possible."""
+    pool = _CURRENT.get()
+    if pool is None:
+        return None
+    nbytes = int(np.prod(shape, dtype=np.int64)) * x.dtype.itemsize
+    raw = pool.grow(x, nbytes)
+    return None if raw is None else raw.view(x.dtype).reshape(shape)
 
 
 # --- constant operands, laid out once --------------------------------------------------

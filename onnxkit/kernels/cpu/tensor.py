@@ -5,7 +5,9 @@
 
 Both are pure data movement that numpy already does at memory speed; what the
 executor adds is the output buffer from the session's pool (no page faults on every
-run). Transpose has no kernel here: the reference returns a view, which costs nothing.
+run), and for a Concat whose inputs lie one after another in its output (the concat
+axis is the outermost one of size > 1), growth in place: the output is built in the
+first input's buffer when that has room, so a chain of Concats copies each piece once. Transpose has no kernel here: the reference returns a view, which costs nothing.
 https://onnx.ai/onnx/operators/onnx__Gather.html  https://onnx.ai/onnx/operators/onnx__Concat.html
 """
 
@@ -14,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from onnxkit.kernels.cpu import CPU
-from onnxkit.kernels.cpu._buffers import empty
+from onnxkit.kernels.cpu._buffers import empty, empty_growable, grown
 from onnxkit.ops.registry import op
 from onnxkit.ops.tensor import concat as ref_concat
 from onnxkit.ops.tensor import gather as ref_gather
@@ -22,6 +24,7 @@ from onnxkit.ops.tensor._util import normalize_axis
 from onnxkit.runtime.limits import check_allocation
 
 _PLAIN = "biuf"  # numeric dtypes numpy copies natively
+MAX_ROOM = 64 << 20  # bytes a Concat output reserves past its end, to grow in place
 
 
 @op("Gather", 1, 11, 13, registry=CPU)
@@ -48,6 +51,29 @@ def concat(*inputs, axis):
     if any(t.shape[:axis] != base[:axis] or t.shape[axis + 1:] != base[axis + 1:] for t in inputs):
         return ref_concat.concat(*inputs, axis=axis)
     shape = base[:axis] + (sum(t.shape[axis] for t in inputs),) + base[axis + 1:]
+    if all(d == 1 for d in base[:axis]):  # the inputs lie one after another in the output
+        return _append(inputs, shape)
     out = empty(shape, inputs[0].dtype)
     np.concatenate(inputs, axis=axis, out=out)
+    return out
+
+
+def _append(inputs, shape):
+    """Concat along the outermost axis of size > 1: the output is the inputs' bytes one
+    after another. Built in the first input's own buffer when it has room past it
+    (``grown``: DenseNet's chain, x_k+1 = Concat(x_k, f(x_k)), copies only f(x_k)),
+    else in a new buffer with room to grow to twice the output (up to ``MAX_ROOM``)."""
+    first = inputs[0]
+    out = grown(first, shape)
+    rest = inputs[1:]
+    if out is None:
+        check_allocation(shape, first.dtype, "Concat output")
+        nbytes = int(np.prod(shape)) * first.dtype.itemsize
+        out = empty_growable(shape, first.dtype, nbytes + min(nbytes, MAX_ROOM))
+        rest = inputs
+    flat = out.reshape(-1)
+    offset = first.size if rest is not inputs else 0
+    for t in rest:
+        np.copyto(flat[offset:offset + t.size], t.reshape(-1))
+        offset += t.size
     return out
