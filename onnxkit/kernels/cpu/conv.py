@@ -107,8 +107,8 @@ def conv2d(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, pa
         if pads is not None:
             pads = [0, pads[0], 0, pads[1]]
     g = _geometry(X.shape[2:], W.shape[2:], _key(strides), _key(dilations), _key(pads), auto_pad)
-    n, c, h, w = X.shape
-    m, cg, kh, kw = W.shape
+    n, c = X.shape[:2]
+    m, cg = W.shape[:2]
     oh, ow = g.out
     out_shape = (n, m, oh, ow)
     if Z is not None and Z.shape != ((n, m, ow) if one_d else out_shape):

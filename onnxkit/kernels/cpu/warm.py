@@ -49,6 +49,8 @@ def _calls(dtype):
     calls = [
         ("conv im2col", lambda: conv.conv(x, c(6, 4, 3, 3), c(6), pads=[1, 1, 1, 1])),
         ("conv no bias", lambda: conv.conv(x, c(6, 4, 3, 3), pads=[1, 1, 1, 1], strides=[2, 2])),
+        ("conv no bias + relu", lambda: conv.fused_conv(x, c(6, 4, 3, 3), pads=[1, 1, 1, 1],
+                                                        activation="Relu")),
         ("conv 1x1", lambda: conv.fused_conv(x, c(6, 4, 1, 1), c(6), r(1, 6, 9, 9),
                                              activation="Relu")),
         ("conv 1-D", lambda: conv.conv(x1, c(5, 4, 3), pads=[1, 1])),
