@@ -127,26 +127,18 @@ def release(token) -> None:
     _CURRENT.reset(token)
 
 
-def empty(shape, dtype=np.float32) -> np.ndarray:
-    """An uninitialized C-contiguous array, from the current pool when there is one."""
+def empty(shape, dtype=np.float32, capacity: int = 0) -> np.ndarray:
+    """An uninitialized C-contiguous array, from the current pool when there is one.
+
+    With ``capacity`` (bytes) the array starts a buffer at least that big, so that a value
+    built by appending to it (``grown``) can grow in place.
+    """
     dtype = np.dtype(dtype)
     shape = tuple(int(s) for s in shape)
     count = 1
     for s in shape:
         count *= s
     nbytes = count * dtype.itemsize
-    pool = _CURRENT.get()
-    if pool is None or nbytes < _SMALL:
-        return np.empty(shape, dtype=dtype)
-    return pool.take(nbytes).view(dtype).reshape(shape)
-
-
-def empty_growable(shape, dtype, capacity: int) -> np.ndarray:
-    """``empty(shape, dtype)`` from a buffer of at least ``capacity`` bytes, so that a
-    value built by appending to it (``grown``) can grow in place."""
-    dtype = np.dtype(dtype)
-    shape = tuple(int(s) for s in shape)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     pool = _CURRENT.get()
     if pool is None or nbytes < _SMALL:
         return np.empty(shape, dtype=dtype)

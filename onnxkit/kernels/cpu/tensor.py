@@ -7,7 +7,8 @@ Both are pure data movement that numpy already does at memory speed; what the
 executor adds is the output buffer from the session's pool (no page faults on every
 run), and for a Concat whose inputs lie one after another in its output (the concat
 axis is the outermost one of size > 1), growth in place: the output is built in the
-first input's buffer when that has room, so a chain of Concats copies each piece once. Transpose has no kernel here: the reference returns a view, which costs nothing.
+first input's buffer when that has room, so a chain of Concats copies each piece once.
+Transpose has no kernel here: the reference returns a view, which costs nothing.
 https://onnx.ai/onnx/operators/onnx__Gather.html  https://onnx.ai/onnx/operators/onnx__Concat.html
 """
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from onnxkit.kernels.cpu import CPU
-from onnxkit.kernels.cpu._buffers import empty, empty_growable, grown
+from onnxkit.kernels.cpu._buffers import empty, grown
 from onnxkit.ops.registry import op
 from onnxkit.ops.tensor import concat as ref_concat
 from onnxkit.ops.tensor import gather as ref_gather
@@ -69,7 +70,7 @@ def _append(inputs, shape):
     if out is None:
         check_allocation(shape, first.dtype, "Concat output")
         nbytes = int(np.prod(shape)) * first.dtype.itemsize
-        out = empty_growable(shape, first.dtype, nbytes + min(nbytes, MAX_ROOM))
+        out = empty(shape, first.dtype, capacity=nbytes + min(nbytes, MAX_ROOM))
         rest = inputs
     flat = out.reshape(-1)
     offset = first.size if rest is not inputs else 0
