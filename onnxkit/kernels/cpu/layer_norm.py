@@ -2,7 +2,8 @@
 
     for each row r (the trailing axes from ``axis`` flattened, D values):
         s = X[r] (+ Skip[r])                      S[r] = s  (SkipLayerNormalization)
-        mean = sum(s) / D; var = sum((s - mean)^2) / D       (accumulated in float64)
+        mean = sum(s) / D; var = sum((s - mean)^2) / D       (accumulated in float64,
+                                                              in any order: vectorized)
         inv = 1 / sqrt(var + epsilon)
         Y[r] = (s - mean) * inv * Scale + B
 
@@ -19,6 +20,7 @@ from numba import njit
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty
+from onnxkit.kernels.cpu._math import FASTMATH
 from onnxkit.ops.fused import layer_norm as ref_fused
 from onnxkit.ops.nn import layer_norm as ref_layer_norm
 from onnxkit.ops.registry import op
@@ -26,7 +28,7 @@ from onnxkit.ops.registry import op
 FLOATS = (np.dtype(np.float32),)  # float64 with stash_type=1 normalizes in float32: reference
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
 def normalize_rows(x, skip, has_skip, scale, bias, eps, y, mean_out, inv_out, s_out):
     """x, skip, y, s_out: (R, D); mean_out, inv_out: (R,); see the module docstring."""
     rows, d = x.shape
