@@ -1,7 +1,8 @@
 """ReduceMean and GlobalAveragePool on the ``cpu`` executor: means of contiguous rows.
 
     axes = a trailing block of a contiguous tensor (e.g. [2, 3] of NCHW, or [-1]):
-        X seen as (rows, D);  Y[r] = sum(X[r, :]) / D     (accumulated in float64)
+        X seen as (rows, D);  Y[r] = sum(X[r, :]) / D     (accumulated in float64, in any
+                                                           order: vectorized)
 
 Other axes, empty reductions and non-float types run the reference kernel.
 https://onnx.ai/onnx/operators/onnx__ReduceMean.html
@@ -15,6 +16,7 @@ from numba import njit
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty
+from onnxkit.kernels.cpu._math import FASTMATH
 from onnxkit.ops.nn import global_pool as ref_global_pool
 from onnxkit.ops.reduce import reduce_mean as ref_reduce_mean
 from onnxkit.ops.reduce._reduce import reduction_axes
@@ -23,7 +25,7 @@ from onnxkit.ops.registry import op
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
 def row_means(x, y):
     """y[r] = mean(x[r, :])."""
     rows, d = x.shape

@@ -18,6 +18,7 @@ from numba import njit
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty
+from onnxkit.kernels.cpu._math import FASTMATH
 from onnxkit.ops.registry import op
 from onnxkit.ops.softmax import softmax as ref_softmax
 
@@ -39,9 +40,9 @@ def shift_rows(x, y):
             y[r, i] = x[r, i] - top
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
 def normalize_rows(y):
-    """y[r] /= sum(y[r])."""
+    """y[r] /= sum(y[r]) (the sum in any order: vectorized)."""
     rows, cols = y.shape
     for r in range(rows):
         total = 0.0
