@@ -68,6 +68,7 @@ def markdown(results: list[dict], info: dict) -> str:
               f"- BLAS: {_blas(results)}; OPENBLAS_CORETYPE in the caller's environment: "
               f"{info.get('OPENBLAS_CORETYPE (caller)') or 'unset'}"
               f"{' (kept)' if info.get('keep_coretype') else ' (removed for the measurements)' if info.get('OPENBLAS_CORETYPE (caller)') else ''}",
+              f"- Winograd or im2col for eligible 3x3 convolutions: {_conv_choice(results)}",
               f"- kernel cache warmed in {info.get('warm_s', 0):.1f} s before measuring; each "
               "cell is its own process: median of repeated runs after warm-up",
               f"- measurements started on an idle machine: {_quiet(results)}", ""]
@@ -192,6 +193,25 @@ def _blas(results) -> str:
             return (f"{b['api']} {b['version']} core {b['core']}, {b['threads']} threads "
                     f"({b['library']}); Numba kernels single-threaded")
     return "—"
+
+
+def _conv_choice(results) -> str:
+    """How the cpu executor chose its convolution algorithms, and what it chose at the
+    highest level measured (``onnxkit/kernels/cpu/_tuning.py``)."""
+    cells = [r for r in results if r.get("conv_tuning")]
+    if not cells:
+        return "—"
+    if not any(r["conv_tuning"]["timed"] for r in cells):
+        return "the static rule (ONNXKIT_CPU_TUNE=0)"
+    top = max(r["runtime"] for r in cells)
+    chosen = []
+    for r in cells:
+        if r["runtime"] == top and r["conv_tuning"]["chosen"]:
+            picks = r["conv_tuning"]["chosen"]
+            chosen.append(f"{r['model']} {picks.count('winograd')} Winograd / "
+                          f"{picks.count('im2col')} im2col")
+    return (f"timed per layer shape on this machine ({NAMES.get(top, top)}: "
+            f"{', '.join(chosen) or 'no eligible layer'})")
 
 
 def chart(results: list[dict], path: Path) -> None:

@@ -151,8 +151,11 @@ def child(spec: dict) -> dict:
               "libraries_mib": (base - base_total) / 1024, "peak_exact": resettable}
     if runtime.startswith("cpu-"):
         from onnxkit.kernels.cpu._threads import blas_info
+        from onnxkit.kernels.cpu._tuning import TUNING_LOG, tuning
 
         result["blas"] = blas_info()
+        result["conv_tuning"] = {"timed": tuning(),
+                                 "chosen": [winner for _, winner, _ in TUNING_LOG]}
     if spec.get("save"):
         np.save(spec["save"], np.asarray(outputs[0], dtype=np.float32))
     del limiter
