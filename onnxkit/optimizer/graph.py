@@ -5,7 +5,7 @@
       .constant(v)               v's array when v is a constant (initializer or Constant)
       .shape(v) .dtype(v)        static facts from shape inference, None when unknown
       .apply(edits)              remove / insert nodes and rename values in one sweep
-    Graph.to_model()             a new ModelProto (the input model is never modified)
+    Graph.to_model()             a new ModelProto, or the source rewritten (``writing``)
 
 Initializers that are also graph inputs can be overridden by a feed from IR version 4
 on, so they are not constants; before IR 4 every initializer had to be listed as an input
@@ -37,15 +37,6 @@ class Edit:
     insert: list[NodeProto] = field(default_factory=list)
     renames: dict[str, str] = field(default_factory=dict)  # every read of key reads value
     anchor: NodeProto | None = None  # insert here (default: the last removed node)
-
-
-def tensor_bytes(t: TensorProto) -> int:
-    """The bytes of a tensor's values (8 per string), from its type and dims."""
-    try:
-        itemsize = helper.tensor_dtype_to_np_dtype(t.data_type).itemsize
-    except (KeyError, TypeError, ValueError):
-        itemsize = 1
-    return int(np.prod(t.dims, dtype=np.int64)) * itemsize
 
 
 class Graph:
@@ -338,80 +329,10 @@ class Graph:
             self.copy_type(new, old)
 
     def to_model(self, reuse_source: bool = False) -> ModelProto:
-        """The optimized model, as a new ModelProto.
+        """The optimized model (``onnxkit.optimizer.writing.write_model``)."""
+        from onnxkit.optimizer.writing import write_model
 
-        With ``reuse_source`` (for a source nobody else holds, as a Session's own loaded
-        model) the source is rewritten in place and returned instead, when at least 3/4
-        of its initializer bytes survive: a copy would hold every weight twice at its
-        peak (protobuf copies messages; BERT-mini's 42 MB of weights rose to 131 MB).
-        The bytes of dropped initializers stay with the source's memory until it is
-        freed, hence the 3/4.
-        """
-        used = {n for node in self.nodes for n in node_reads(node)} | self.output_names
-        kept = {name: t for name, t in self.initializers.items()
-                if name in used or name in self.input_names}
-        if reuse_source and self._mostly_kept(kept):
-            return self._rewrite_source(kept)
-        m = ModelProto()
-        for fname in ("producer_name", "producer_version", "domain", "model_version",
-                      "doc_string"):
-            setattr(m, fname, getattr(self.model, fname))
-        m.opset_import.extend(self.model.opset_import)
-        m.functions.extend(self.model.functions)
-        self._write_header(m)
-        g = m.graph
-        g.name = self.name
-        g.doc_string = self.model.graph.doc_string
-        g.node.extend(self.nodes)
-        g.initializer.extend(kept.values())
-        g.input.extend(self.inputs)
-        g.output.extend(self.outputs)
-        g.value_info.extend(self._value_infos())
-        g.sparse_initializer.extend(self.model.graph.sparse_initializer)
-        return m
-
-    def _write_header(self, m: ModelProto) -> None:
-        """IR version, the opsets the nodes need, metadata (the level-3 plans) into ``m``."""
-        m.ir_version = self.ir_version
-        imported = {normalize_domain(o.domain) for o in m.opset_import}
-        for domain in sorted({normalize_domain(n.domain) for n in self.nodes} - imported):
-            m.opset_import.append(helper.make_opsetid(domain, self.opsets.get(domain, 1)))
-        props = [(p.key, p.value) for p in self.model.metadata_props
-                 if p.key not in self.metadata]
-        del m.metadata_props[:]
-        for key, value in props + list(self.metadata.items()):
-            m.metadata_props.add(key=key, value=value)
-
-    def _value_infos(self) -> list:
-        alive = {o for node in self.nodes for o in node.output}
-        return [vi for name, vi in self.value_info.items()
-                if name in alive and name not in self.output_names]
-
-    def _mostly_kept(self, kept: dict) -> bool:
-        total = dropped = 0
-        for t in self.model.graph.initializer:
-            size = tensor_bytes(t)
-            total += size
-            if kept.get(t.name) is not t:
-                dropped += size
-        return 4 * dropped <= total
-
-    def _rewrite_source(self, kept: dict) -> ModelProto:
-        m = self.model
-        self._write_header(m)
-        g = m.graph
-        g.name = self.name
-        for i in reversed(range(len(g.initializer))):
-            if kept.get(g.initializer[i].name) is not g.initializer[i]:
-                del g.initializer[i]
-        present = {t.name for t in g.initializer}
-        g.initializer.extend(t for name, t in kept.items() if name not in present)
-        for field, items in ((g.node, self.nodes), (g.input, self.inputs),
-                             (g.output, self.outputs), (g.value_info, self._value_infos())):
-            n = len(field)
-            field.extend(items)  # copies (some items are field's own elements) ...
-            del field[:n]        # ... then the old elements go
-        return m
+        return write_model(self, reuse_source)
 
     def __len__(self) -> int:
         return len(self.nodes)
