@@ -64,10 +64,14 @@ def applies(X, W, group, strides, dilations, out) -> bool:
     """The static rule (``ONNXKIT_CPU_TUNE=0``): ``eligible`` and a layer size where it
     measured faster on the AMD development VM (``out``: the output plane's (OH, OW)).
     With tuning on, ``conv.py`` times both algorithms on every eligible layer instead."""
-    if not eligible(X, W, group, strides, dilations):
-        return False
+    return eligible(X, W, group, strides, dilations) and size_rule(W, out)
+
+
+def size_rule(W, out) -> bool:
+    """For an ``eligible`` layer: whether its sizes are ones where Winograd measured
+    faster on the AMD development VM (enough tiles, or a small U)."""
     tiles = -(-out[0] // 2) * -(-out[1] // 2)
-    u_bytes = 16 * W.shape[0] * W.shape[1] * X.dtype.itemsize
+    u_bytes = 16 * W.shape[0] * W.shape[1] * W.dtype.itemsize
     return tiles >= MIN_TILES or u_bytes <= SMALL_WEIGHT_BYTES
 
 

@@ -31,8 +31,8 @@ from onnxkit.kernels.cpu._epilogue import epilogue_rows
 from onnxkit.kernels.cpu._im2col import im2col, phase_shape, phases
 from onnxkit.kernels.cpu._math import activation_code
 from onnxkit.kernels.cpu._tuning import pick
-from onnxkit.kernels.cpu._winograd import applies as winograd_applies
-from onnxkit.kernels.cpu._winograd import eligible as winograd_eligible, winograd_conv
+from onnxkit.kernels.cpu._winograd import eligible as winograd_eligible
+from onnxkit.kernels.cpu._winograd import size_rule as winograd_size_rule, winograd_conv
 from onnxkit.ops.fused.fused_conv import fused_conv as reference_fused_conv
 from onnxkit.ops.nn._windows import geometry
 from onnxkit.ops.nn.conv import conv as reference_conv
@@ -121,11 +121,10 @@ def conv2d(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, pa
         Y = empty(out_shape, X.dtype)
         _depthwise(X, W, bias, Z4, Y, g, code)
     elif code is not None and winograd_eligible(X, W, group, g.strides, g.dilations):
-        static = winograd_applies(X, W, group, g.strides, g.dilations, g.out)
         Y = pick(("conv", X.shape, W.shape, g.begin, g.out), {
             "winograd": lambda: winograd_conv(X, W, bias, Z4, code, g.begin, out_shape),
             "im2col": lambda: _gemm_conv(X, W, B, Z4, group, g, activation, params)},
-            default="winograd" if static else "im2col")
+            default="winograd" if winograd_size_rule(W, g.out) else "im2col")
     else:
         Y = _gemm_conv(X, W, B, Z4, group, g, activation, params)
     return Y[:, :, 0, :] if one_d else Y

@@ -66,15 +66,15 @@ def _append(inputs, shape):
     else in a new buffer with room to grow to twice the output (up to ``MAX_ROOM``)."""
     first = inputs[0]
     out = grown(first, shape)
-    rest = inputs[1:]
-    if out is None:
+    if out is not None:  # first's values are in place already
+        pieces, offset = inputs[1:], first.size
+    else:
         check_allocation(shape, first.dtype, "Concat output")
         nbytes = int(np.prod(shape)) * first.dtype.itemsize
         out = empty(shape, first.dtype, capacity=nbytes + min(nbytes, MAX_ROOM))
-        rest = inputs
+        pieces, offset = inputs, 0
     flat = out.reshape(-1)
-    offset = first.size if rest is not inputs else 0
-    for t in rest:
+    for t in pieces:
         np.copyto(flat[offset:offset + t.size], t.reshape(-1))
         offset += t.size
     return out
