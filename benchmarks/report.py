@@ -208,8 +208,8 @@ def _conv_choice(results) -> str:
     for r in cells:
         if r["runtime"] == top and r["conv_tuning"]["chosen"]:
             picks = r["conv_tuning"]["chosen"]
-            chosen.append(f"{r['model']} {picks.count('winograd')} Winograd / "
-                          f"{picks.count('im2col')} im2col")
+            chosen.append(f"{r['model']} {picks.count('winograd4')} Winograd F(4x4) / "
+                          f"{picks.count('winograd')} F(2x2) / {picks.count('im2col')} im2col")
     return (f"timed per layer shape on this machine ({NAMES.get(top, top)}: "
             f"{', '.join(chosen) or 'no eligible layer'})")
 

@@ -10,11 +10,12 @@ def _cell(model, runtime, timed, chosen):
 
 def test_conv_choice_counts_the_decisions_at_the_highest_level():
     results = [_cell("resnet18", "cpu-L0", True, ["winograd"] * 3),
-               _cell("resnet18", "cpu-L3", True, ["winograd", "im2col", "im2col"]),
+               _cell("resnet18", "cpu-L3", True, ["winograd4", "winograd", "im2col",
+                                                        "im2col"]),
                _cell("mlp", "cpu-L3", True, []),
                {"model": "resnet18", "runtime": "ort-all"}]
     assert _conv_choice(results) == ("timed per layer shape on this machine (onnxkit cpu L3: "
-                                     "resnet18 1 Winograd / 2 im2col)")
+                                     "resnet18 1 Winograd F(4x4) / 1 F(2x2) / 2 im2col)")
 
 
 def test_conv_choice_names_the_static_rule_and_no_cpu_cells():

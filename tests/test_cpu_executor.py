@@ -66,6 +66,15 @@ CPU_CASES = [
       pads=[3, 3, 3, 2], rtol=1e-5, atol=1e-4),
     C("winograd_one_column", "FusedConv", f32(1, 16, 5, 1), Init(f32(16, 16, 3, 3)),
       domain="onnxkit", pads=[1, 1, 1, 1], activation="Relu", rtol=1e-5, atol=1e-4),
+    # Winograd F(4x4, 3x3): the static rule's choice from 28x28 output planes up; planes
+    # not a multiple of 4 (tiles past the edge), asymmetric pads, residual + Clip, batches
+    C("winograd4_same", "Conv", f32(1, 16, 28, 30), Init(f32(16, 16, 3, 3)), Init(f32(16)),
+      pads=[1, 1, 1, 1], rtol=1e-5, atol=1e-3),
+    C("winograd4_fused_z_clip_asym", "FusedConv", f32(1, 16, 29, 27), Init(f32(16, 16, 3, 3)),
+      Init(f32(16)), f32(1, 16, 30, 28), domain="onnxkit", pads=[2, 0, 1, 3],
+      activation="Clip", activation_params=[-3.0, 4.0], rtol=1e-5, atol=1e-3),
+    C("winograd4_valid_batch2", "Conv", f32(2, 16, 30, 31), Init(f32(20, 16, 3, 3)),
+      rtol=1e-5, atol=1e-3),
     C("fused_conv_hardswish", "FusedConv", f32(1, 2, 5, 5), Init(f32(3, 2, 3, 3)), Init(f32(3)),
       domain="onnxkit", pads=[1, 1, 1, 1], activation="HardSwish"),
     C("fused_conv_sigmoid_reference_act", "FusedConv", f32(1, 2, 5, 5), Init(f32(3, 2, 1, 1)),
@@ -387,6 +396,48 @@ def test_winograd_eligible_is_the_static_rule_without_the_size_guess():
     assert not eligible(x_mid, np.array(w_mid), 1, (1, 1), (1, 1))  # not a constant
 
 
+@pytest.mark.parametrize("name", ["winograd4_same", "winograd4_fused_z_clip_asym",
+                                  "winograd4_valid_batch2"])
+def test_large_planes_run_winograd_f4x4_under_the_static_rule(name, monkeypatch):
+    from onnxkit.kernels.cpu import conv
+
+    monkeypatch.setattr(conv, "winograd_conv", _Forbidden())
+    monkeypatch.setattr(conv, "im2col", _Forbidden())
+    case = next(c for c in CPU_CASES if c.name == name)
+    _, expected = _run(case, "reference")
+    _, actual = _run(case, "cpu")
+    np.testing.assert_allclose(actual[0], expected[0], rtol=case.rtol, atol=case.atol)
+
+
+def test_winograd_f4x4_error_stays_near_float32_rounding():
+    """Against a float64 convolution the F(4x4, 3x3) result is off by ~1e-6 of the
+    output's scale (its larger interpolation points cost ~10x F(2x2, 3x3)'s error)."""
+    from onnxkit.kernels.cpu._winograd4 import winograd4_conv
+    from onnxkit.ops.nn.conv import conv as reference_conv
+
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((1, 64, 28, 28)).astype(np.float32)
+    w = _constant(rng.standard_normal((32, 64, 3, 3)).astype(np.float32))
+    want = reference_conv(x.astype(np.float64), w.astype(np.float64), pads=[1, 1, 1, 1])
+    got = winograd4_conv(x, w, np.zeros(32, np.float32), None, (0, 0.0, 0.0), (1, 1),
+                         (1, 32, 28, 28))
+    error = np.abs(got - want).max() / np.abs(want).max()
+    assert 0 < error < 2e-5
+
+
+def test_winograd_f4x4_weights_by_hand():
+    from onnxkit.kernels.cpu._winograd4 import weight_transform
+
+    w = f32(3, 2, 3, 3)
+    u = weight_transform(w)
+    assert u.shape == (36, 3, 2)
+    # G's row 0 is (1/4, 0, 0) and row 5 is (0, 0, 1): U[0] = g[0, 0] / 16,
+    # U[5] (xi = (0, 5)) = g[0, 2] / 4, U[35] = g[2, 2]
+    np.testing.assert_allclose(u[0], w[:, :, 0, 0] / 16, rtol=1e-6)
+    np.testing.assert_allclose(u[5], w[:, :, 0, 2] / 4, rtol=1e-6)
+    np.testing.assert_allclose(u[35], w[:, :, 2, 2], rtol=1e-6)
+
+
 @pytest.fixture
 def tuning(monkeypatch):
     from onnxkit.kernels.cpu import _tuning
@@ -430,8 +481,21 @@ def test_a_tuned_conv_times_both_algorithms_and_matches_the_reference(tuning):
         _, actual = _run(case, "cpu")
         np.testing.assert_allclose(actual[0], expected[0], rtol=case.rtol, atol=case.atol)
     (key, winner, best), = tuning.TUNING_LOG
-    assert key[0] == "conv" and key[1] == (1, 16, 9, 11) and set(best) == {"winograd", "im2col"}
+    assert key[0] == "conv" and key[1] == (1, 16, 9, 11)
+    assert set(best) == {"winograd", "winograd4", "im2col"}
     assert winner == min(best, key=best.get)
+
+
+def test_tuning_keeps_only_the_winners_transformed_weights(tuning):
+    from onnxkit.kernels.cpu import conv
+    from onnxkit.kernels.cpu._buffers import _LAID_OUT
+
+    w = _constant(f32(16, 16, 3, 3))
+    x = f32(1, 16, 12, 12)
+    conv.conv(x, w, pads=[1, 1, 1, 1])
+    (_, winner, _), = tuning.TUNING_LOG
+    kept = {tag for (ident, tag) in _LAID_OUT if ident == id(w)}
+    assert kept == ({conv._TRANSFORMED[winner]} if winner in conv._TRANSFORMED else set())
 
 
 def test_winograd_weights_are_transformed_once_per_constant():

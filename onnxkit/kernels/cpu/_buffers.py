@@ -190,6 +190,12 @@ def laid_out(x: np.ndarray, tag: str, build):
     return laid
 
 
+def forget_laid_out(x: np.ndarray, tag: str) -> None:
+    """Drop what ``laid_out(x, tag, ...)`` kept (e.g. the weights of an algorithm that
+    lost its timing); the next ``laid_out`` call builds it again."""
+    _LAID_OUT.pop((id(x), tag), None)
+
+
 def contiguous_transpose(x: np.ndarray) -> np.ndarray:
     """``x.T`` as a C-contiguous array, computed once per constant ``x`` (else each call).
 

@@ -56,6 +56,11 @@ def pick(key, candidates: dict, default: str):
     return results[chosen]
 
 
+def chosen(key):
+    """The candidate timing chose for ``key``, or None (not timed yet, or tuning off)."""
+    return _CHOSEN.get(key)
+
+
 def forget() -> None:
     """Drop every decision (the next call of each key times again)."""
     _CHOSEN.clear()

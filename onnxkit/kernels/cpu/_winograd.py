@@ -46,6 +46,7 @@ MIN_CHANNELS = 16  # below this (either side) the products are too thin to gain
 MAX_WEIGHT_BYTES = 8 << 20  # U above this: the products are bound by reading U
 MIN_TILES = 36  # per image (output planes from 11x11) ...
 SMALL_WEIGHT_BYTES = 1 << 20  # ... unless U is this small (DenseNet's 128 -> 32 layers)
+TAG = "winograd F(2x2,3x3)"  # of U in ``laid_out``
 
 
 def eligible(X, W, group, strides, dilations) -> bool:
@@ -232,9 +233,11 @@ def winograd_conv(X, W, bias, Z4, code, begin, out_shape):
     th_n, tw_n = -(-oh // 2), -(-ow // 2)
     span = th_n * (tw_n + 1)  # tiles per image, the spare column included
     dtype = X.dtype
-    u = laid_out(W, "winograd F(2x2,3x3)", weight_transform)
+    u = laid_out(W, TAG, weight_transform)
     v = empty((16, c, n * span), dtype)
-    q = np.empty((4, (th_n + 1) * (tw_n + 1) + 1), dtype)
+    # zeros: the last value of each phase row is read by the spare tile but never
+    # written; garbage there can be denormal and halve the speed of the products
+    q = np.zeros((4, (th_n + 1) * (tw_n + 1) + 1), dtype)
     a = np.empty((8, span + 1), dtype)
     for i in range(n):
         input_transform(X[i], begin[0], begin[1], th_n, tw_n, q, a, v, i * span)

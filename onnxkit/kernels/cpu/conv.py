@@ -9,9 +9,10 @@
     then bias, residual Z and activation in one pass (``_epilogue``)
     depthwise (group == C, W is (C*mult, 1, KH, KW)): direct Numba loop, epilogue fused
         (planar; channels-last when the output plane has at most 64 pixels)
-    3x3, stride 1, one group, 16+ channels, constant W (float32): Winograd F(2x2, 3x3),
-        16 BLAS products with 2.25x fewer multiply-adds, epilogue fused (``_winograd``),
-        or im2col: whichever ran faster on this machine for this layer (``_tuning``)
+    3x3, stride 1, one group, 16+ channels, constant W (float32): Winograd F(4x4, 3x3)
+        (36 BLAS products, 4x fewer multiply-adds, ``_winograd4``), F(2x2, 3x3) (16
+        products, 2.25x fewer, ``_winograd``), epilogue fused in both, or im2col:
+        whichever ran faster on this machine for this layer (``_tuning``)
 
 1-D convolutions run as 2-D ones of height 1. Other shapes (3-D and up, non-float
 dtypes) run the reference kernel.
@@ -25,14 +26,17 @@ from functools import lru_cache
 import numpy as np
 
 from onnxkit.kernels.cpu import CPU
-from onnxkit.kernels.cpu._buffers import empty
+from onnxkit.kernels.cpu._buffers import empty, forget_laid_out
 from onnxkit.kernels.cpu._depthwise import depthwise_conv, depthwise_conv_nhwc
 from onnxkit.kernels.cpu._epilogue import epilogue_rows
 from onnxkit.kernels.cpu._im2col import im2col, phase_shape, phases
 from onnxkit.kernels.cpu._math import activation_code
-from onnxkit.kernels.cpu._tuning import pick
-from onnxkit.kernels.cpu._winograd import eligible as winograd_eligible
+from onnxkit.kernels.cpu._tuning import chosen, pick
+from onnxkit.kernels.cpu._winograd import TAG as WINOGRAD_TAG, eligible as winograd_eligible
 from onnxkit.kernels.cpu._winograd import size_rule as winograd_size_rule, winograd_conv
+from onnxkit.kernels.cpu._winograd4 import TAG as WINOGRAD4_TAG
+from onnxkit.kernels.cpu._winograd4 import eligible as winograd4_eligible
+from onnxkit.kernels.cpu._winograd4 import size_rule as winograd4_size_rule, winograd4_conv
 from onnxkit.ops.fused.fused_conv import fused_conv as reference_fused_conv
 from onnxkit.ops.nn._windows import geometry
 from onnxkit.ops.nn.conv import conv as reference_conv
@@ -44,6 +48,7 @@ _NO_PHASES = {t: np.zeros((1, 1, 1, 1), t) for t in FLOATS}
 _NO_Z4 = _NO_PHASES
 _NO_Z3 = {t: np.zeros((1, 1, 1), t) for t in FLOATS}
 SMALL_PLANE = 64  # output pixels; at most this many: channels-last depthwise
+_TRANSFORMED = {"winograd": WINOGRAD_TAG, "winograd4": WINOGRAD4_TAG}  # weights laid out
 
 
 def _supported(X, W, B, Z, group, kernel_shape) -> bool:
@@ -121,13 +126,33 @@ def conv2d(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, pa
         Y = empty(out_shape, X.dtype)
         _depthwise(X, W, bias, Z4, Y, g, code)
     elif code is not None and winograd_eligible(X, W, group, g.strides, g.dilations):
-        Y = pick(("conv", X.shape, W.shape, g.begin, g.out), {
-            "winograd": lambda: winograd_conv(X, W, bias, Z4, code, g.begin, out_shape),
-            "im2col": lambda: _gemm_conv(X, W, B, Z4, group, g, activation, params)},
-            default="winograd" if winograd_size_rule(W, g.out) else "im2col")
+        Y = _fastest(X, W, B, bias, Z4, group, g, activation, params, code, out_shape)
     else:
         Y = _gemm_conv(X, W, B, Z4, group, g, activation, params)
     return Y[:, :, 0, :] if one_d else Y
+
+
+def _fastest(X, W, B, bias, Z4, group, g, activation, params, code, out_shape):
+    """A 3x3 stride-1 layer: Winograd F(4x4, 3x3), F(2x2, 3x3) or im2col, whichever
+    ``_tuning`` measured fastest for its shapes (the static rule when tuning is off).
+    The transformed weights of the algorithms not chosen are dropped."""
+    candidates = {
+        "winograd": lambda: winograd_conv(X, W, bias, Z4, code, g.begin, out_shape),
+        "im2col": lambda: _gemm_conv(X, W, B, Z4, group, g, activation, params)}
+    if winograd4_eligible(X, W, group, g.strides, g.dilations):
+        candidates["winograd4"] = lambda: winograd4_conv(X, W, bias, Z4, code, g.begin,
+                                                         out_shape)
+    if "winograd4" in candidates and winograd4_size_rule(g.out):
+        default = "winograd4"
+    else:
+        default = "winograd" if winograd_size_rule(W, g.out) else "im2col"
+    key = ("conv", X.shape, W.shape, g.begin, g.out)
+    Y = pick(key, candidates, default)
+    kept = chosen(key) or default
+    for name, tag in _TRANSFORMED.items():
+        if name != kept:
+            forget_laid_out(W, tag)
+    return Y
 
 
 def _gemm_conv(X, W, B, Z4, group, g, activation, params):

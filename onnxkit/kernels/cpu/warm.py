@@ -98,6 +98,13 @@ def _calls(dtype):
             ("conv Winograd + Z", lambda: conv.fused_conv(
                 r(1, 16, 9, 9), c(16, 16, 3, 3), c(16), r(1, 16, 9, 9),
                 pads=[1, 1, 1, 1], activation="Relu")),
+            ("conv Winograd F4x4", lambda: conv.conv(r(1, 16, 28, 28), c(16, 16, 3, 3), c(16),
+                                                     pads=[1, 1, 1, 1])),
+            ("conv Winograd F4x4 -B", lambda: conv.conv(r(1, 16, 28, 28), c(16, 16, 3, 3),
+                                                        pads=[1, 1, 1, 1])),
+            ("conv Winograd F4x4 + Z", lambda: conv.fused_conv(
+                r(1, 16, 28, 28), c(16, 16, 3, 3), c(16), r(1, 16, 28, 28),
+                pads=[1, 1, 1, 1], activation="Relu")),
             ("gelu", lambda: activations.gelu(x)),
             ("erf", lambda: activations.erf(x)),
             ("hard swish", lambda: activations.hard_swish(x)),
