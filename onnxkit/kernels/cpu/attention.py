@@ -7,7 +7,8 @@
     rows the mask leaves no key -> 0 (found on the mask alone, as the reference does)
     Y = P @ v                                    written straight into [batch, seq, heads*size]
 
-The float mask is read through a broadcast view (no copy); a bool mask becomes 0 / -inf.
+The float mask is read in its own shape (each axis 1 or the scores'), rows contiguous;
+a bool mask becomes 0 / -inf.
 Grouped-query attention (fewer kv heads), masks shorter than the keys (padded by the
 reference), softcap and non-float types run the reference kernel.
 https://onnx.ai/onnx/operators/onnx__Attention.html ; see docs/onnxkit-domain.md
@@ -30,16 +31,22 @@ FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 @njit(cache=True, error_model="numpy", fastmath=FASTMATH)
 def scale_mask(s, mask, has_mask, is_causal, scale):
-    """s (B, H, Q, K) = scale * s + mask (broadcast view), -inf past the diagonal if causal,
-    then each row minus its maximum (0 for a row of -inf): ready for ``exp``."""
+    """s (B, H, Q, K) = scale * s + mask, -inf past the diagonal if causal, then each row
+    minus its maximum (0 for a row of -inf): ready for ``exp``.
+
+    ``mask`` is C-contiguous and 4-D, each of its first three axes of size 1 (broadcast)
+    or of s's size: its rows are contiguous, so the loops over them vectorize (a
+    broadcast view's rows would have a stride Numba cannot see).
+    """
     batch, heads, q_len, k_len = s.shape
+    mb, mh, mq = mask.shape[0], mask.shape[1], mask.shape[2]
     for b in range(batch):
         for h in range(heads):
             for i in range(q_len):
                 row = s[b, h, i]
                 visible = min(k_len, i + 1) if is_causal else k_len
                 if has_mask:
-                    add = mask[b, h, i]
+                    add = mask[b % mb, h % mh, i % mq]
                     for j in range(visible):
                         row[j] = row[j] * scale + add[j]
                 else:
@@ -129,10 +136,13 @@ def attention_fast(Q, K, V, attn_mask, is_causal, kv_num_heads, q_num_heads, sca
         mask_small = _as_float_mask(attn_mask, Q.dtype)
         if mask_small is None:
             return None
+        mask = mask_small.reshape((1,) * (4 - mask_small.ndim) + mask_small.shape)
         try:
-            mask = np.broadcast_to(mask_small, shape)
+            if np.broadcast_shapes(mask.shape, shape) != shape:
+                return None  # the mask would broadcast the scores to a bigger shape
         except ValueError:
             return None
+        mask = np.ascontiguousarray(mask)
     if scale is None:
         scale = 1 / np.sqrt(size)
     S = empty(shape, Q.dtype)
@@ -149,7 +159,7 @@ def attention_fast(Q, K, V, attn_mask, is_causal, kv_num_heads, q_num_heads, sca
     return Y
 
 
-_NO_MASK = {t: np.broadcast_to(np.zeros(1, t), (1, 1, 1, 1)) for t in (np.float32, np.float64)}
+_NO_MASK = {t: np.zeros((1, 1, 1, 1), t) for t in (np.float32, np.float64)}
 
 
 @op("Attention", 1, domain="onnxkit", registry=CPU)
