@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Any, Callable
 
 from onnxkit.errors import ExecutorUnavailableError
@@ -44,13 +45,19 @@ class Executor:
         """Executor-specific data about the node just run, for ``TraceEvent.extra``."""
         return None
 
+    def running(self):
+        """The context a whole run happens in (nothing here)."""
+        return nullcontext()
+
 
 class CpuExecutor(Executor):
     """Numba kernels first, reference kernels for the rest; outputs in reused buffers.
 
     Each executor (one per Session) owns a ``BufferPool``: while a kernel runs, the
     pool is the current one, and the kernel's ``empty(shape, dtype)`` takes a buffer
-    that no live value holds any more (see ``onnxkit.kernels.cpu._buffers``).
+    that no live value holds any more (see ``onnxkit.kernels.cpu._buffers``). During a
+    run numpy's BLAS is set to one thread: the products and the kernels share Numba's
+    threads instead (``onnxkit.kernels.cpu._blas``).
     """
 
     name = "cpu"
@@ -61,6 +68,11 @@ class CpuExecutor(Executor):
         super().__init__(registries)
         self.pool = BufferPool()
         self._using, self._release = using_pool, release
+
+    def running(self):
+        from onnxkit.kernels.cpu._blas import one_blas_thread
+
+        return one_blas_thread()
 
     def invoke(self, kernel: Kernel, args: list, attrs: dict, ctx) -> Any:
         token = self._using(self.pool)

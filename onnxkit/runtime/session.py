@@ -72,7 +72,7 @@ class Session:
         state = RunState(self.executor, self.limits, trace if trace is not None else self.trace)
         token = using_limits(self.limits)
         try:
-            with np.errstate(all="ignore"):
+            with np.errstate(all="ignore"), self.executor.running():
                 outputs = run_graph(self.plan, feeds, None, state)
         finally:
             reset_limits(token)

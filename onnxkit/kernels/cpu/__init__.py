@@ -52,7 +52,13 @@ CPU = Registry("cpu")
 
 
 def _sources_hash() -> str:
+    from numba import config
+
+    from onnxkit.kernels.cpu._blas import LIBRARY
+
     digest = hashlib.sha1()
+    # compiled in: the thread count (``_threads.THREADS``) and numpy's BLAS (``_blas``)
+    digest.update(f"{config.NUMBA_NUM_THREADS} {LIBRARY}".encode())
     here = Path(__file__).parent
     for path in sorted(here.glob("*.py")) + [here.parent / "indexing.py"]:
         digest.update(path.name.encode())

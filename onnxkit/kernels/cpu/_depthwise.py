@@ -28,11 +28,12 @@ https://onnx.ai/onnx/operators/onnx__Conv.html
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from onnxkit.kernels.cpu._im2col import (column_phase_ranges, phase_index, split_columns,
                                           valid_range)
 from onnxkit.kernels.cpu._math import FASTMATH, finish
+from onnxkit.kernels.cpu._threads import split
 from onnxkit.kernels.indexing import conv_input_coord, for_cpu, window_start
 
 _coord = for_cpu(conv_input_coord)
@@ -113,9 +114,23 @@ def _taps_3x3(acc, q, wk, dh, dw, sh, sw, wq, span):
                   + w5 * s5[k] + w6 * s6[k] + w7 * s7[k] + w8 * s8[k])
 
 
-@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+@njit(cache=True, parallel=True)
 def depthwise_conv(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1, y):
-    """x (N, C, H, W), w (M, 1, KH, KW), M = C * mult, into y (N, M, OH, OW)."""
+    """x (N, C, H, W), w (M, 1, KH, KW), M = C * mult, into y (N, M, OH, OW).
+
+    The (image, channel) planes are shared among the threads in runs, each with its own
+    scratch planes.
+    """
+    planes = x.shape[0] * x.shape[1]
+    parts, per = split(planes, x.size + y.size)
+    for p in prange(parts):
+        _depthwise_planes(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1, y,
+                          p * per, min(planes, (p + 1) * per))
+
+
+@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+def _depthwise_planes(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1, y, lo, hi):
+    """``depthwise_conv`` for the planes lo .. hi - 1 (plane = n * C + c)."""
     batch, channels, height, width = x.shape
     out_channels, _, kh, kw = w.shape
     oh_n, ow_n = y.shape[2], y.shape[3]
@@ -127,36 +142,46 @@ def depthwise_conv(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1, y
     q = np.zeros((sh, sw, hq * wq), x.dtype)
     span = oh_n * wq
     acc = np.empty(span, x.dtype)
-    for n in range(batch):
-        for c in range(channels):
-            _phase_planes(x[n, c], q, sh, sw, pt, pl, hq, wq)
-            for m in range(c * mult, (c + 1) * mult):
-                out = y[n, m].reshape(oh_n * ow_n)
-                if kh == 3 and kw == 3:
-                    _taps_3x3(acc, q, w[m, 0], dh, dw, sh, sw, wq, span)
-                else:
-                    _taps(acc, q, w[m, 0], dh, dw, sh, sw, wq, span)
-                for oh in range(oh_n):
-                    row = out[oh * ow_n:(oh + 1) * ow_n]
-                    seg = acc[oh * wq:oh * wq + ow_n]
-                    for t in range(ow_n):
-                        row[t] = seg[t]
-                res = z[n, m].reshape(oh_n * ow_n) if has_z else z[0, 0, 0]
-                finish(out, bias[m], out, res, 1 if has_z else 0, code, p0, p1)
+    for plane in range(lo, hi):
+        n, c = plane // channels, plane % channels
+        _phase_planes(x[n, c], q, sh, sw, pt, pl, hq, wq)
+        for m in range(c * mult, (c + 1) * mult):
+            out = y[n, m].reshape(oh_n * ow_n)
+            if kh == 3 and kw == 3:
+                _taps_3x3(acc, q, w[m, 0], dh, dw, sh, sw, wq, span)
+            else:
+                _taps(acc, q, w[m, 0], dh, dw, sh, sw, wq, span)
+            for oh in range(oh_n):
+                row = out[oh * ow_n:(oh + 1) * ow_n]
+                seg = acc[oh * wq:oh * wq + ow_n]
+                for t in range(ow_n):
+                    row[t] = seg[t]
+            res = z[n, m].reshape(oh_n * ow_n) if has_z else z[0, 0, 0]
+            finish(out, bias[m], out, res, 1 if has_z else 0, code, p0, p1)
 
 
-@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+@njit(cache=True, parallel=True)
 def depthwise_conv_nhwc(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1, y):
     """Channels-last, for small planes: x (H, W, C), w (KH, KW, C), y (OH, OW, C).
 
     Every output pixel is one loop over the channels per tap (long and contiguous), where
     the planar kernel would pay its per-channel setup on planes of a few dozen pixels.
+    The output rows are shared among the threads.
     """
+    rows = y.shape[0]
+    parts, per = split(rows, x.size + y.size)
+    for p in prange(parts):
+        _nhwc_rows(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1, y, p * per,
+                   min(rows, (p + 1) * per))
+
+
+@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+def _nhwc_rows(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1, y, lo, hi):
     height, width, channels = x.shape
     kh, kw = w.shape[0], w.shape[1]
-    oh_n, ow_n = y.shape[0], y.shape[1]
+    ow_n = y.shape[1]
     zero = bias[0] * 0
-    for oh in range(oh_n):
+    for oh in range(lo, hi):
         top = _start(oh, sh, pt)
         for ow in range(ow_n):
             left = _start(ow, sw, pl)

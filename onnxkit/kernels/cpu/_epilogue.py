@@ -12,9 +12,10 @@ one read and one write instead of one of each per operator.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from onnxkit.kernels.cpu._math import FASTMATH, NONE, activation_code, finish
+from onnxkit.kernels.cpu._threads import split
 from onnxkit.ops.fused._common import activate as reference_activate
 
 _NO_MATRIX = {t: np.zeros((1, 1), t) for t in (np.float32, np.float64)}
@@ -22,18 +23,35 @@ _NO_VECTOR = {t: np.zeros(1, t) for t in (np.float32, np.float64)}
 
 
 @njit(cache=True, error_model="numpy", fastmath=FASTMATH)
-def finish_rows(y, bias, z, has_z, code, p0, p1):
-    """y[r, :] = act(y[r, :] + bias[r % len(bias)] + z[r, :])  (z optional)."""
+def _finish_rows(y, bias, z, has_z, code, p0, p1, lo, hi):
     m = len(bias)
-    for r in range(y.shape[0]):
+    for r in range(lo, hi):
         finish(y[r], bias[r % m], bias, z[r if has_z else 0], 1 if has_z else 0, code, p0, p1)
 
 
-@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+@njit(cache=True, parallel=True)
+def finish_rows(y, bias, z, has_z, code, p0, p1):
+    """y[r, :] = act(y[r, :] + bias[r % len(bias)] + z[r, :])  (z optional), the rows
+    shared among the threads."""
+    parts, per = split(y.shape[0], y.size)
+    for p in prange(parts):
+        _finish_rows(y, bias, z, has_z, code, p0, p1, p * per, min(y.shape[0], (p + 1) * per))
+
+
+@njit(cache=True, parallel=True)
 def finish_cols(y, bias, z, has_bias, has_z, code, p0, p1):
-    """y[r, i] = act(y[r, i] + bias[i] + z[r, i])  (bias, z optional)."""
+    """y[r, i] = act(y[r, i] + bias[i] + z[r, i])  (bias, z optional), the rows shared
+    among the threads."""
+    parts, per = split(y.shape[0], y.size)
+    for p in prange(parts):
+        _finish_cols(y, bias, z, has_bias, has_z, code, p0, p1, p * per,
+                     min(y.shape[0], (p + 1) * per))
+
+
+@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+def _finish_cols(y, bias, z, has_bias, has_z, code, p0, p1, lo, hi):
     zero = np.zeros(1, y.dtype)[0]
-    for r in range(y.shape[0]):
+    for r in range(lo, hi):
         zr = z[r if has_z else 0]
         if has_bias:
             finish(y[r], zero, bias, zr, 3 if has_z else 2, code, p0, p1)

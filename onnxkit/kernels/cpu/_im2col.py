@@ -16,8 +16,9 @@ contiguous copy, then zeros on the |j*dw - pl| columns that wrapped around a row
 
 from __future__ import annotations
 
-from numba import njit
+from numba import njit, prange
 
+from onnxkit.kernels.cpu._threads import split
 from onnxkit.kernels.indexing import conv_input_coord, for_cpu, im2col_row, window_taps
 
 _coord = for_cpu(conv_input_coord)
@@ -102,15 +103,23 @@ def _copy(dst, d0, src, s0, n):
         d[t] = s[t]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, parallel=True)
 def phases(x, s, out):
     """x (P, H, W) -> out (P, H, s, ceil(W/s)): out[p, h, r, w] = x[p, h, w*s + r] (0 past W).
 
-    With the column phases apart, a stride-s window tap reads a contiguous run.
+    With the column phases apart, a stride-s window tap reads a contiguous run. The
+    planes are shared among the threads.
     """
+    parts, per = split(x.shape[0], x.size)
+    for part in prange(parts):
+        _phases(x, s, out, part * per, min(x.shape[0], (part + 1) * per))
+
+
+@njit(cache=True, error_model="numpy")
+def _phases(x, s, out, lo, hi):
     planes, height, width = x.shape
     wq = out.shape[3]
-    for p in range(planes):
+    for p in range(lo, hi):
         for h in range(height):
             row = x[p, h]
             if s == 2:
@@ -139,16 +148,25 @@ def phase_shape(shape, s):
     return (shape[0], shape[1], s, -(-shape[2] // s))
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, parallel=True)
 def im2col(x, xp, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh_n, ow_n):
     """x: (C, H, W) -> cols: (C * kh * kw, oh_n * ow_n), see the module docstring.
 
-    ``xp`` is ``phases(x, sw)`` when sw > 1 (unused otherwise).
+    ``xp`` is ``phases(x, sw)`` when sw > 1 (unused otherwise). The channels (each its
+    own rows of ``cols``) are shared among the threads.
     """
+    parts, per = split(x.shape[0], cols.size)
+    for p in prange(parts):
+        _im2col(x, xp, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh_n, ow_n, p * per,
+                min(x.shape[0], (p + 1) * per))
+
+
+@njit(cache=True, error_model="numpy")
+def _im2col(x, xp, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh_n, ow_n, lo, hi):
     channels, height, width = x.shape
     plane = height * width
     shifted = sw == 1 and ow_n == width
-    for c in range(channels):
+    for c in range(lo, hi):
         src = x[c].reshape(plane)
         for i in range(kh):
             top = _coord(0, i, sh, pt, dh)  # the row tap i reads for output row 0

@@ -24,6 +24,23 @@ from __future__ import annotations
 
 import os
 
+from numba import config, njit
+
+MIN_PARALLEL_ELEMENTS = 1 << 15  # below this, one thread: a parallel region costs more
+# Numba's thread count, a compile-time constant: ``get_num_threads()`` inside a kernel
+# would make it uncacheable (a "dynamic global"). The kernel cache directory is named
+# after it too (``onnxkit.kernels.cpu.cache_dir``).
+THREADS = config.NUMBA_NUM_THREADS
+
+
+@njit(inline="always")
+def split(items, elements):
+    """(parts, items per part) for a loop over ``items`` touching ``elements`` values:
+    one part per Numba thread, or one part for small work. Part p covers
+    [p * per, min(items, (p + 1) * per))."""
+    parts = 1 if elements < MIN_PARALLEL_ELEMENTS else max(1, min(THREADS, items))
+    return parts, (items + parts - 1) // parts
+
 
 def blas_info() -> list[dict]:
     """One entry per BLAS library loaded in this process (name, version, core, threads);

@@ -32,11 +32,13 @@ https://arxiv.org/abs/1509.09308
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
+from onnxkit.kernels.cpu._blas import matmul
 from onnxkit.kernels.cpu._buffers import empty, is_constant, laid_out
 from onnxkit.kernels.cpu._im2col import column_phase_ranges, split_columns
 from onnxkit.kernels.cpu._math import FASTMATH, finish
+from onnxkit.kernels.cpu._threads import split
 from onnxkit.kernels.indexing import conv_input_coord, for_cpu
 
 _coord = for_cpu(conv_input_coord)
@@ -129,9 +131,19 @@ def _add(dst, a, b):
         dst[f] = a[f] + b[f]
 
 
+@njit(cache=True, parallel=True)
+def input_transform(x, pt, pl, th_n, tw_n, v, t0):
+    """x (C, H, W), one image -> v[xi, c, t0 + th*(tw_n + 1) + tw] = (B^T d B)[xi], the
+    channels shared among the threads (``_input_channels``)."""
+    channels = x.shape[0]
+    parts, per = split(channels, x.size)
+    for p in prange(parts):
+        _input_channels(x, pt, pl, th_n, tw_n, v, t0, p * per, min(channels, (p + 1) * per))
+
+
 @njit(cache=True, error_model="numpy", fastmath=FASTMATH)
-def input_transform(x, pt, pl, th_n, tw_n, q, a, v, t0):
-    """x (C, H, W), one image -> v[xi, c, t0 + th*(tw_n + 1) + tw] = (B^T d B)[xi].
+def _input_channels(x, pt, pl, th_n, tw_n, v, t0, lo, hi):
+    """``input_transform`` of the channels lo .. hi - 1.
 
     Tile rows have a pitch of tw_n + 1, so column tw = tw_n of each row is a spare tile
     (its outputs are never read) and every value of a tile is a contiguous stream:
@@ -142,13 +154,16 @@ def input_transform(x, pt, pl, th_n, tw_n, q, a, v, t0):
         a[2k + b] = (B^T d)[k] on column phase b     (k rows: phase 0 at +0, +pitch; 1 ...)
         v[4k + l] = (a_k B)[l] from a[2k], a[2k + 1] at offsets 0 and +1
 
-    ``a`` is scratch (8, th_n * pitch + 1).
+    ``a`` is scratch (8, th_n * pitch + 1). ``q`` is zeroed: the last value of each phase
+    row is read by the spare tile but never written, and garbage there can be denormal
+    and halve the speed of the products.
     """
-    channels = x.shape[0]
     pitch = tw_n + 1
     span = th_n * pitch
     n = span + 1
-    for c in range(channels):
+    q = np.zeros((4, (th_n + 1) * pitch + 1), x.dtype)
+    a = np.empty((8, span + 1), x.dtype)
+    for c in range(lo, hi):
         _phase_planes(x[c], pt, pl, th_n + 1, pitch, q)
         for b in range(2):
             d0, d1 = q[b, 0:n], q[2 + b, 0:n]  # tile rows 0 and 1
@@ -178,8 +193,18 @@ def _diff3(dst, a, b, c):
         dst[f] = a[f] - b[f] - c[f]
 
 
+@njit(cache=True, parallel=True)
+def output_transform(p, t0, th_n, tw_n, bias, z, has_z, code, p0, p1, y):
+    """``_output_channels`` with the output channels shared among the threads."""
+    channels = y.shape[0]
+    parts, per = split(channels, y.size)
+    for part in prange(parts):
+        _output_channels(p, t0, th_n, tw_n, bias, z, has_z, code, p0, p1, y, part * per,
+                         min(channels, (part + 1) * per))
+
+
 @njit(cache=True, error_model="numpy", fastmath=FASTMATH)
-def output_transform(p, t0, th_n, tw_n, bias, z, has_z, code, p0, p1, o, y):
+def _output_channels(p, t0, th_n, tw_n, bias, z, has_z, code, p0, p1, y, lo, hi):
     """p (16, M, T) -> y (M, OH, OW) of one image: A^T P A of every tile, then
     act(. + bias[m] + z) on each output row (z (M, OH, OW) when ``has_z``).
 
@@ -193,11 +218,12 @@ def output_transform(p, t0, th_n, tw_n, bias, z, has_z, code, p0, p1, o, y):
     then each output row interleaves its tiles' two columns. ``o`` is scratch
     (12, th_n * (tw_n + 1)).
     """
-    out_channels, oh_n, ow_n = y.shape
+    oh_n, ow_n = y.shape[1], y.shape[2]
     pitch = tw_n + 1
     span = th_n * pitch
     pairs = ow_n // 2
-    for m in range(out_channels):
+    o = np.empty((12, span), y.dtype)
+    for m in range(lo, hi):
         t1 = t0 + span
         for l in range(4):
             _sum3(o[l], p[l, m, t0:t1], p[4 + l, m, t0:t1], p[8 + l, m, t0:t1])
@@ -235,20 +261,15 @@ def winograd_conv(X, W, bias, Z4, code, begin, out_shape):
     dtype = X.dtype
     u = laid_out(W, TAG, weight_transform)
     v = empty((16, c, n * span), dtype)
-    # zeros: the last value of each phase row is read by the spare tile but never
-    # written; garbage there can be denormal and halve the speed of the products
-    q = np.zeros((4, (th_n + 1) * (tw_n + 1) + 1), dtype)
-    a = np.empty((8, span + 1), dtype)
     for i in range(n):
-        input_transform(X[i], begin[0], begin[1], th_n, tw_n, q, a, v, i * span)
+        input_transform(X[i], begin[0], begin[1], th_n, tw_n, v, i * span)
     p = empty((16, m, n * span), dtype)
-    np.matmul(u, v, out=p)
+    matmul(u, v, p)
     del v
     act, p0, p1 = code
     p0, p1 = dtype.type(p0), dtype.type(p1)
     Y = empty(out_shape, dtype)
-    o = np.empty((12, span), dtype)
     for i in range(n):
         z = _NO_Z if Z4 is None else np.ascontiguousarray(Z4[i])
-        output_transform(p, i * span, th_n, tw_n, bias, z, Z4 is not None, act, p0, p1, o, Y[i])
+        output_transform(p, i * span, th_n, tw_n, bias, z, Z4 is not None, act, p0, p1, Y[i])
     return Y

@@ -38,11 +38,13 @@ https://arxiv.org/abs/1509.09308
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
+from onnxkit.kernels.cpu._blas import matmul
 from onnxkit.kernels.cpu._buffers import empty, is_constant, laid_out
 from onnxkit.kernels.cpu._im2col import valid_range
 from onnxkit.kernels.cpu._math import FASTMATH, finish
+from onnxkit.kernels.cpu._threads import split
 from onnxkit.kernels.indexing import conv_input_coord, for_cpu
 
 _coord = for_cpu(conv_input_coord)
@@ -147,19 +149,30 @@ def _a_t(o0, o1, o2, o3, m0, m1, m2, m3, m4, m5):
     _lin5(o3, _1, m1, -_1, m2, _8, m3, -_8, m4, _1, m5)
 
 
+@njit(cache=True, parallel=True)
+def input_transform(x, pt, pl, th_n, tw_n, v, t0):
+    """x (C, H, W), one image -> v[6k + l, c, t0 + th*(tw_n + 1) + tw] = (B^T d B)[k, l],
+    the channels shared among the threads (``_input_channels``)."""
+    channels = x.shape[0]
+    parts, per = split(channels, x.size)
+    for p in prange(parts):
+        _input_channels(x, pt, pl, th_n, tw_n, v, t0, p * per, min(channels, (p + 1) * per))
+
+
 @njit(cache=True, error_model="numpy", fastmath=FASTMATH)
-def input_transform(x, pt, pl, th_n, tw_n, q, r, v, t0):
-    """x (C, H, W), one image -> v[6k + l, c, t0 + th*(tw_n + 1) + tw] = (B^T d B)[k, l].
+def _input_channels(x, pt, pl, th_n, tw_n, v, t0, lo, hi):
+    """``input_transform`` of the channels lo .. hi - 1.
 
     ``q`` is zeroed scratch (16, (th_n + 2) * pitch); ``r`` scratch (4, 6, span + 1):
     r[b, k'] = B^T along k of the tiles' column-phase-b values (``_b_t``), then B along l
     reads r[l % 4, k'] at offset l // 4.
     """
-    channels = x.shape[0]
     pitch = tw_n + 1
     span = th_n * pitch
     n = span + 1
-    for c in range(channels):
+    q = np.zeros((16, (th_n + 2) * pitch), x.dtype)  # every value read is written or zero
+    r = np.empty((4, 6, span + 1), x.dtype)
+    for c in range(lo, hi):
         _phase_planes(x[c], pt, pl, th_n + 2, pitch, q)
         for b in range(4):
             _b_t(r[b, 0], r[b, 1], r[b, 2], r[b, 3], r[b, 4], r[b, 5],
@@ -173,19 +186,32 @@ def input_transform(x, pt, pl, th_n, tw_n, q, r, v, t0):
                  r[0, k, 1:span + 1], r[1, k, 1:span + 1])
 
 
-@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
-def output_transform(p, t0, th_n, tw_n, bias, z, has_z, code, p0, p1, s, o, y):
+@njit(cache=True, parallel=True)
+def output_transform(p, t0, th_n, tw_n, bias, z, has_z, code, p0, p1, y):
     """p (36, M, T) -> y (M, OH, OW) of one image: A^T P A of every tile, then
-    act(. + bias[m] + z) on each output plane (z (M, OH, OW) when ``has_z``).
+    act(. + bias[m] + z) on each output plane (z (M, OH, OW) when ``has_z``); the output
+    channels shared among the threads (``_output_channels``)."""
+    channels = y.shape[0]
+    parts, per = split(channels, y.size)
+    for part in prange(parts):
+        _output_channels(p, t0, th_n, tw_n, bias, z, has_z, code, p0, p1, y, part * per,
+                         min(channels, (part + 1) * per))
+
+
+@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+def _output_channels(p, t0, th_n, tw_n, bias, z, has_z, code, p0, p1, y, lo, hi):
+    """``output_transform`` of the output channels lo .. hi - 1.
 
     ``s`` is scratch (6, 4, span): s[l, i] = A^T along k; ``o`` (4, 4, span): o[i, j] =
     output (i, j) of every tile; output row 4 th + i interleaves o[i, 0..3] of row th.
     """
-    out_channels, oh_n, ow_n = y.shape
+    oh_n, ow_n = y.shape[1], y.shape[2]
     pitch = tw_n + 1
     span = th_n * pitch
     t1 = t0 + span
-    for m in range(out_channels):
+    s = np.empty((6, 4, span), y.dtype)
+    o = np.empty((4, 4, span), y.dtype)
+    for m in range(lo, hi):
         for l in range(6):
             _a_t(s[l, 0], s[l, 1], s[l, 2], s[l, 3], p[l, m, t0:t1], p[6 + l, m, t0:t1], p[12 + l, m, t0:t1],
                  p[18 + l, m, t0:t1], p[24 + l, m, t0:t1], p[30 + l, m, t0:t1])
@@ -227,20 +253,15 @@ def winograd4_conv(X, W, bias, Z4, code, begin, out_shape):
     dtype = X.dtype
     u = laid_out(W, TAG, weight_transform)
     v = empty((36, c, n * span), dtype)
-    q = np.zeros((16, (th_n + 2) * pitch), dtype)  # every value read is written or zero
-    r = np.empty((4, 6, span + 1), dtype)
     for i in range(n):
-        input_transform(X[i], begin[0], begin[1], th_n, tw_n, q, r, v, i * span)
+        input_transform(X[i], begin[0], begin[1], th_n, tw_n, v, i * span)
     p = empty((36, m, n * span), dtype)
-    np.matmul(u, v, out=p)
+    matmul(u, v, p)
     del v
     act, p0, p1 = code
     p0, p1 = dtype.type(p0), dtype.type(p1)
     Y = empty(out_shape, dtype)
-    s = np.empty((6, 4, span), dtype)
-    o = np.empty((4, 4, span), dtype)
     for i in range(n):
         z = _NO_Z if Z4 is None else np.ascontiguousarray(Z4[i])
-        output_transform(p, i * span, th_n, tw_n, bias, z, Z4 is not None, act, p0, p1, s, o,
-                         Y[i])
+        output_transform(p, i * span, th_n, tw_n, bias, z, Z4 is not None, act, p0, p1, Y[i])
     return Y

@@ -20,6 +20,7 @@ import numpy as np
 from numba import njit
 
 from onnxkit.kernels.cpu import CPU
+from onnxkit.kernels.cpu._blas import matmul
 from onnxkit.kernels.cpu._buffers import empty
 from onnxkit.kernels.cpu._math import FASTMATH
 from onnxkit.ops.attention._heads import split_heads
@@ -146,17 +147,31 @@ def attention_fast(Q, K, V, attn_mask, is_causal, kv_num_heads, q_num_heads, sca
     if scale is None:
         scale = 1 / np.sqrt(size)
     S = empty(shape, Q.dtype)
-    np.matmul(q, np.swapaxes(k, 2, 3), out=S)
+    _products(q, np.swapaxes(k, 2, 3), S)
     scale_mask(S, mask, attn_mask is not None, bool(is_causal), Q.dtype.type(scale))
     dead = _dead_rows(None if attn_mask is None else mask_small, bool(is_causal), q_len, k_len)
     softmax_rows(S, dead)
     if Q.ndim == 3:
         Y = empty((batch, q_len, heads * v_size), Q.dtype)
-        np.matmul(S, v, out=Y.reshape(batch, q_len, heads, v_size).transpose(0, 2, 1, 3))
+        _products(S, v, Y.reshape(batch, q_len, heads, v_size).transpose(0, 2, 1, 3))
     else:
         Y = empty((batch, heads, q_len, v_size), Q.dtype)
-        np.matmul(S, v, out=Y)
+        _products(S, v, Y)
     return Y
+
+
+def _products(a, b, out):
+    """out[b, h] = a[b, h] @ b[b, h] (4-D), the batch and heads as one batch axis when the
+    views allow it (``_blas.matmul``), else numpy's matmul."""
+    batch, heads = out.shape[:2]
+    try:
+        a3 = a.reshape((batch * heads,) + a.shape[2:], copy=False)
+        b3 = b.reshape((batch * heads,) + b.shape[2:], copy=False)
+        o3 = out.reshape((batch * heads,) + out.shape[2:], copy=False)
+    except (ValueError, TypeError, AttributeError):
+        np.matmul(a, b, out=out)
+        return
+    matmul(a3, b3, o3)
 
 
 _NO_MASK = {t: np.zeros((1, 1, 1, 1), t) for t in (np.float32, np.float64)}

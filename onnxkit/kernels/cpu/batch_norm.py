@@ -13,11 +13,12 @@ https://onnx.ai/onnx/operators/onnx__BatchNormalization.html
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty
 from onnxkit.kernels.cpu._math import FASTMATH, NONE, activation_code, finish
+from onnxkit.kernels.cpu._threads import split
 from onnxkit.ops.fused.fused_batch_norm import fused_batch_normalization as reference_fused
 from onnxkit.ops.nn.batch_norm import batch_normalization as reference_batch_normalization
 from onnxkit.ops.nn.batch_norm import batch_normalization_legacy as reference_legacy
@@ -26,19 +27,28 @@ from onnxkit.ops.registry import op
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+@njit(cache=True, parallel=True)
 def affine_planes(x, mean, inv, shift, code, p0, p1, y):
-    """x, y (N, C, P): y[n, c, :] = act((x[n, c, :] - mean[c]) * inv[c] + shift[c])."""
-    batch, channels, size = x.shape
+    """x, y (N, C, P): y[n, c, :] = act((x[n, c, :] - mean[c]) * inv[c] + shift[c]), the
+    (image, channel) planes shared among the threads."""
+    planes = x.shape[0] * x.shape[1]
+    parts, per = split(planes, x.size)
+    for p in prange(parts):
+        _affine(x, mean, inv, shift, code, p0, p1, y, p * per, min(planes, (p + 1) * per))
+
+
+@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+def _affine(x, mean, inv, shift, code, p0, p1, y, lo, hi):
+    channels = x.shape[1]
     zero = shift[0] * 0
-    for n in range(batch):
-        for c in range(channels):
-            m, s, b = mean[c], inv[c], shift[c]
-            src, dst = x[n, c], y[n, c]
-            for i in range(size):
-                dst[i] = (src[i] - m) * s + b
-            if code != NONE:
-                finish(dst, zero, dst, dst, 0, code, p0, p1)
+    for plane in range(lo, hi):
+        n, c = plane // channels, plane % channels
+        m, s, b = mean[c], inv[c], shift[c]
+        src, dst = x[n, c], y[n, c]
+        for i in range(src.size):
+            dst[i] = (src[i] - m) * s + b
+        if code != NONE:
+            finish(dst, zero, dst, dst, 0, code, p0, p1)
 
 
 def batch_norm_fast(X, scale, B, mean, var, epsilon, activation="", params=None):

@@ -26,6 +26,7 @@ from functools import lru_cache
 import numpy as np
 
 from onnxkit.kernels.cpu import CPU
+from onnxkit.kernels.cpu._blas import matmul
 from onnxkit.kernels.cpu._buffers import empty, forget_laid_out
 from onnxkit.kernels.cpu._depthwise import depthwise_conv, depthwise_conv_nhwc
 from onnxkit.kernels.cpu._epilogue import epilogue_rows
@@ -182,9 +183,9 @@ def _gemm_conv(X, W, B, Z4, group, g, activation, params):
                    g.dilations[1], g.begin[0], g.begin[1], oh, ow)
             src = cols.reshape(group, k, oh * ow)
         if group == 1:
-            np.matmul(weights[0], src[0], out=Y[i].reshape(m, oh * ow))
+            matmul(weights[0], src[0], Y[i].reshape(m, oh * ow))
         else:
-            np.matmul(weights, src, out=Y[i].reshape(group, m // group, oh * ow))
+            matmul(weights, src, Y[i].reshape(group, m // group, oh * ow))
     rows = Y.reshape(n * m, oh * ow)
     zrows = None if Z4 is None else np.ascontiguousarray(Z4).reshape(n * m, oh * ow)
     return epilogue_rows(rows, B, zrows, activation, params).reshape(out_shape)

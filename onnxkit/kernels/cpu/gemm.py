@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from onnxkit.kernels.cpu import CPU
+from onnxkit.kernels.cpu._blas import matmul
 from onnxkit.kernels.cpu._buffers import contiguous_transpose, empty
 from onnxkit.kernels.cpu._epilogue import epilogue_cols
 from onnxkit.ops.fused.fused_gemm import fused_gemm as reference_fused_gemm
@@ -38,7 +39,7 @@ def gemm_fast(A, B, C, alpha, beta, transA, transB, activation="", params=None):
     if C is not None and np.broadcast_shapes(C.shape, (m, n)) != (m, n):
         return None
     Y = empty((m, n), A.dtype)
-    np.matmul(a, b, out=Y)
+    matmul(a, b, Y)
     if alpha != 1.0:
         Y *= A.dtype.type(alpha)
     bias = z = None

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from onnxkit.kernels.cpu import CPU
+from onnxkit.kernels.cpu._blas import matmul as blas_matmul
 from onnxkit.kernels.cpu._buffers import empty
 from onnxkit.kernels.cpu._epilogue import epilogue_cols
 from onnxkit.ops.fused.fused_matmul import fused_matmul as reference_fused_matmul
@@ -43,9 +44,9 @@ def matmul_fast(A, B, Bias=None, activation="", params=None):
         return None
     Y = empty(out_shape, A.dtype)
     if B.ndim == 2 and A.flags.c_contiguous:
-        np.matmul(A.reshape(-1, k), B, out=Y.reshape(-1, n))
+        blas_matmul(A.reshape(-1, k), B, Y.reshape(-1, n))
     else:
-        np.matmul(A, B, out=Y)
+        blas_matmul(A, B, Y)
     bias = None if Bias is None else np.ascontiguousarray(Bias.reshape(n))
     return epilogue_cols(Y.reshape(-1, n), bias, None, activation, params).reshape(out_shape)
 

@@ -23,11 +23,12 @@ https://onnx.ai/onnx/operators/onnx__AveragePool.html
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty
 from onnxkit.kernels.cpu._im2col import phase_index
+from onnxkit.kernels.cpu._threads import split
 from onnxkit.kernels.indexing import conv_input_coord, for_cpu, window_start
 from onnxkit.ops.nn._windows import Geometry, geometry
 from onnxkit.ops.nn.max_pool import max_pool as reference_max_pool
@@ -56,23 +57,33 @@ def _taps_into(acc, src, n, is_max):
             acc[t] += src[t]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, parallel=True)
 def pool_rows(x, kh, kw, sh, sw, dh, dw, pt, pl, is_max, y):
     """x (P, H, W) planes -> y (P, OH, OW): the max (NaN wins) or sum of each window.
 
     Separable: for each output row, the window's input rows are reduced into one row
     ``t`` (contiguous runs), whose ``sw`` column phases go to ``ph`` with a margin of
     ``fill`` (-inf or 0: what the padding adds) on both sides; tap j of every window of
-    the row then reads one contiguous run of phase ``(j*dw - pl) mod sw``.
+    the row then reads one contiguous run of phase ``(j*dw - pl) mod sw``. The planes
+    are shared among the threads, each part with its own ``t`` and ``ph``.
     """
-    planes, height, width = x.shape
+    planes = x.shape[0]
+    parts, per = split(planes, x.size)
+    for p in prange(parts):
+        _pool_planes(x, kh, kw, sh, sw, dh, dw, pt, pl, is_max, y, p * per,
+                     min(planes, (p + 1) * per))
+
+
+@njit(cache=True, error_model="numpy")
+def _pool_planes(x, kh, kw, sh, sw, dh, dw, pt, pl, is_max, y, lo, hi):
+    height, width = x.shape[1], x.shape[2]
     oh_n, ow_n = y.shape[1], y.shape[2]
     fill = -np.inf if is_max else 0.0
     margin = (pl + sw - 1) // sw + 1
     length = margin + ow_n + ((kw - 1) * dw + sw - 1) // sw + (width + sw - 1) // sw + 1
     t = np.empty(width, y.dtype)
     ph = np.full((sw, length), fill, y.dtype)
-    for p in range(planes):
+    for p in range(lo, hi):
         for oh in range(oh_n):
             top = _start(oh, sh, pt)
             first = True

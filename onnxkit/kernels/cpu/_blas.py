@@ -1,0 +1,207 @@
+"""Matrix products on the Numba threads: numpy's own BLAS, one single-threaded call per part.
+
+    matmul(a, b, out)        out = a @ b: 2-D, or 3-D batches (b may be one 2-D matrix)
+        2-D:      split along the columns of ``out`` (or its rows, when it is narrow)
+                  into one part per Numba thread, each part one ``cblas_?gemm`` call
+        batches:  the batch's products shared among the threads, one call each
+    one_blas_thread()        the context a session runs in: BLAS's own pool set to one thread
+
+Why a pool of our own. BLAS (numpy's OpenBLAS) keeps worker threads that spin for a
+while after each product; a Numba parallel region started then finds its cores busy,
+and on a 2-core machine became 20-100x slower. So until now the Numba kernels ran on one
+thread, at one core's memory bandwidth (~15 GB/s on the development VM), while
+onnxruntime runs them on all cores. Here the products run on the Numba threads
+instead: during a run BLAS is set to one thread (``one_blas_thread``), and ``matmul``
+calls its ``cblas_sgemm`` / ``cblas_dgemm`` from a ``prange`` over the parts. Then
+there is one pool, Numba's, and the memory-bound kernels can use it too.
+
+Measured on the 2-core VM (``tests/test_cpu_blas.py`` checks the values, not the time):
+64 x 576 x 3136 in 0.90 ms (numpy with two BLAS threads: 0.91 ms); followed by a
+memory-bound parallel kernel, 1.07 ms where the two-pool version took 1.25 ms.
+
+The BLAS functions are found in numpy's own library (``numpy.libs``: scipy-openblas,
+64-bit integers, symbols ``scipy_cblas_sgemm64_`` ...) and handed to LLVM by name
+(``onnxkit_sgemm``), so the kernels that call them stay cacheable. Where they cannot be
+found (numpy built against another BLAS), ``AVAILABLE`` is False and ``matmul`` is
+``np.matmul``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import os
+from contextlib import contextmanager
+
+import numpy as np
+from numba import get_num_threads, njit, prange, types
+
+ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
+MIN_PART_COLUMNS = 128  # a 2-D product is split by columns only if each part gets this many
+MIN_PART_ROWS = 16  # ... else by rows, if each part gets this many
+
+
+def _library():
+    """numpy's bundled BLAS as a ctypes library, its file name and whether it is ILP64."""
+    here = os.path.dirname(np.__file__)
+    for pattern in ("libscipy_openblas*.so*", "libopenblas*.so*"):
+        for path in sorted(glob.glob(os.path.join(here, "..", "numpy.libs", pattern))):
+            try:
+                return ctypes.CDLL(path), os.path.basename(path)
+            except OSError:
+                continue
+    return None, ""
+
+
+def _symbol(lib, names):
+    for name in names:
+        fn = getattr(lib, name, None) if lib is not None else None
+        if fn is not None:
+            return name, fn
+    return None, None
+
+
+_LIB, LIBRARY = _library()
+_S_NAME, _SGEMM = _symbol(_LIB, ("scipy_cblas_sgemm64_", "cblas_sgemm64_", "scipy_cblas_sgemm",
+                                 "cblas_sgemm"))
+_D_NAME, _DGEMM = _symbol(_LIB, ("scipy_cblas_dgemm64_", "cblas_dgemm64_", "scipy_cblas_dgemm",
+                                 "cblas_dgemm"))
+_, _SET = _symbol(_LIB, ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_",
+                         "scipy_openblas_set_num_threads", "openblas_set_num_threads"))
+_, _GET = _symbol(_LIB, ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_",
+                         "scipy_openblas_get_num_threads", "openblas_get_num_threads"))
+AVAILABLE = None not in (_SGEMM, _DGEMM, _SET, _GET)
+ILP64 = bool(_S_NAME and _S_NAME.endswith("64_"))
+
+if AVAILABLE:
+    import llvmlite.binding as llvm
+
+    llvm.add_symbol("onnxkit_sgemm", ctypes.cast(_SGEMM, ctypes.c_void_p).value)
+    llvm.add_symbol("onnxkit_dgemm", ctypes.cast(_DGEMM, ctypes.c_void_p).value)
+    _SET.argtypes, _SET.restype = [ctypes.c_int], None
+    _GET.argtypes, _GET.restype = [], ctypes.c_int
+
+_I = types.int64 if ILP64 else types.int32
+_E = types.int32  # the CBLAS enums
+
+
+def _signature(real):
+    return types.void(_E, _E, _E, _I, _I, _I, real, types.intp, _I, types.intp, _I, real,
+                      types.intp, _I)
+
+
+_sgemm = types.ExternalFunction("onnxkit_sgemm", _signature(types.float32))
+_dgemm = types.ExternalFunction("onnxkit_dgemm", _signature(types.float64))
+
+
+@njit(inline="always")
+def _call(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, single):
+    if single:
+        _sgemm(ROW_MAJOR, ta, tb, m, n, k, np.float32(1), a, lda, b, ldb, np.float32(0), c, ldc)
+    else:
+        _dgemm(ROW_MAJOR, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc)
+
+
+@njit(parallel=True, cache=True)
+def gemm_parts(a, ta, lda, b, tb, ldb, c, ldc, m, n, k, size, parts):
+    """C (m, n) = op(A) @ op(B) in ``parts`` calls, by columns or by rows of C.
+
+    ``a``, ``b``, ``c``: addresses of the matrices as they lie (row-major, leading
+    dimensions ``lda``, ``ldb``, ``ldc``); ``ta`` / ``tb``: NO_TRANS, or TRANS when the
+    stored matrix is op's transpose (``_layout``); ``size``: 4 (float32) or 8. Part p of
+    a column split computes columns [p * per, ...) of C from the same columns of op(B);
+    of a row split, rows of C from the same rows of op(A). Addresses, not arrays: one
+    compiled signature serves every layout.
+    """
+    by_columns = n >= parts * MIN_PART_COLUMNS or m < parts * MIN_PART_ROWS
+    total = n if by_columns else m
+    per = (total + parts - 1) // parts
+    for p in prange(parts):
+        lo = p * per
+        hi = min(total, lo + per)
+        if hi <= lo:
+            continue
+        if by_columns:  # columns lo.. of op(B): row lo of the stored B^T, or its column lo
+            step = ldb * size if tb == TRANS else size
+            _call(ta, tb, m, hi - lo, k, a, lda, b + lo * step, ldb, c + lo * size, ldc,
+                  size == 4)
+        else:  # rows lo.. of op(A): column lo of the stored A^T, or its row lo
+            step = size if ta == TRANS else lda * size
+            _call(ta, tb, hi - lo, n, k, a + lo * step, lda, b, ldb, c + lo * ldc * size, ldc,
+                  size == 4)
+
+
+@njit(parallel=True, cache=True)
+def gemm_batch(a, ta, lda, sa, b, tb, ldb, sb, c, ldc, sc, batch, m, n, k, size):
+    """C[i] = op(A[i]) @ op(B[i]) for i < batch, the products shared among the threads;
+    ``sa``, ``sb``, ``sc``: the byte steps from one matrix to the next (0: one matrix
+    for the whole batch)."""
+    for i in prange(batch):
+        _call(ta, tb, m, n, k, a + i * sa, lda, b + i * sb, ldb, c + i * sc, ldc, size == 4)
+
+
+def _layout(x):
+    """(TRANS flag, leading dimension) of a matrix (the last two axes of x) BLAS can read
+    as it lies, or None."""
+    size = x.itemsize
+    s_rows, s_cols = x.strides[-2], x.strides[-1]
+    rows, cols = x.shape[-2], x.shape[-1]
+    if s_cols == size and s_rows % size == 0 and s_rows // size >= max(cols, 1):
+        return NO_TRANS, s_rows // size
+    if s_rows == size and s_cols % size == 0 and s_cols // size >= max(rows, 1):
+        return TRANS, s_cols // size
+    if rows == 1 and s_cols == size:
+        return NO_TRANS, max(cols, 1)
+    if cols == 1 and s_rows == size:
+        return TRANS, max(rows, 1)
+    return None
+
+
+def _blas_ready(a, b, out) -> bool:
+    return (AVAILABLE and out.dtype in (np.float32, np.float64) and a.dtype == out.dtype
+            and b.dtype == out.dtype and out.size > 0 and a.shape[-1] > 0
+            and out.strides[-1] == out.itemsize and out.strides[-2] % out.itemsize == 0
+            and out.strides[-2] // out.itemsize >= out.shape[-1])
+
+
+def _address(x) -> int:
+    return x.__array_interface__["data"][0]
+
+
+def matmul(a, b, out):
+    """``np.matmul(a, b, out=out)`` with the products on the Numba threads (see above)."""
+    size = out.itemsize
+    if a.ndim == b.ndim == out.ndim == 2 and _blas_ready(a, b, out):
+        la, lb = _layout(a), _layout(b)
+        if la is not None and lb is not None:
+            gemm_parts(_address(a), la[0], la[1], _address(b), lb[0], lb[1], _address(out),
+                       out.strides[0] // size, out.shape[0], out.shape[1], a.shape[1], size,
+                       get_num_threads())
+            return out
+    elif out.ndim == 3 and a.ndim in (2, 3) and b.ndim in (2, 3) and _blas_ready(a, b, out):
+        batch = out.shape[0]
+        la, lb = _layout(a), _layout(b)
+        same = all(x.ndim == 2 or x.shape[0] == batch for x in (a, b))
+        if la is not None and lb is not None and same and out.strides[0] % size == 0:
+            step = [0 if x.ndim == 2 else x.strides[0] for x in (a, b)]
+            gemm_batch(_address(a), la[0], la[1], step[0], _address(b), lb[0], lb[1], step[1],
+                       _address(out), out.strides[1] // size, out.strides[0], batch,
+                       out.shape[1], out.shape[2], a.shape[-1], size)
+            return out
+    return np.matmul(a, b, out=out)
+
+
+@contextmanager
+def one_blas_thread():
+    """BLAS's own pool set to one thread for the duration (restored after)."""
+    if not AVAILABLE:
+        yield
+        return
+    before = _GET()
+    if before != 1:
+        _SET(1)
+    try:
+        yield
+    finally:
+        if before != 1:
+            _SET(before)
