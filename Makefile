@@ -12,7 +12,7 @@ export NUMBA_CACHE_DIR := $(CURDIR)/.cache/numba
 export MPLBACKEND := Agg
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: venv lab demo test test-unit test-spec test-notebooks test-cuda-sim warm clean
+.PHONY: venv lab demo test test-unit test-spec test-notebooks test-threads test-cuda-sim warm clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -36,6 +36,7 @@ demo: venv
 test: venv browser
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest -n $(JOBS) -p no:cacheprovider -q tests spec_tests exercises
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest -n $(JOBS) -p no:cacheprovider -q spec_tests --executor cpu
+	$(MAKE) --no-print-directory test-threads
 	$(MAKE) --no-print-directory test-cuda-sim
 	$(PY) -m pytest -p no:cacheprovider -q --nbval notebooks --nbval-sanitize-with notebooks/sanitize.cfg
 
@@ -47,6 +48,14 @@ test-spec: venv
 
 test-notebooks: venv
 	$(PY) -m pytest -q --nbval notebooks --nbval-sanitize-with notebooks/sanitize.cfg
+
+# the cpu kernels with every work split taken, on three threads (uneven parts): small
+# inputs split too (ONNXKIT_CPU_MIN_PARALLEL=1); its own kernel cache, warmed first
+SPLIT := NUMBA_NUM_THREADS=3 ONNXKIT_CPU_MIN_PARALLEL=1 OPENBLAS_NUM_THREADS=1
+test-threads: venv
+	$(SPLIT) $(PY) -m onnxkit.kernels.cpu.warm > /dev/null
+	$(SPLIT) $(PY) -m pytest -n $(JOBS) -p no:cacheprovider -q tests/test_cpu_executor.py tests/test_cpu_blas.py
+	$(SPLIT) $(PY) -m pytest -n $(JOBS) -p no:cacheprovider -q spec_tests --executor cpu
 
 # the cuda executor without a GPU: numba's simulator (a process of its own: the variable
 # must be set before numba is imported), its kernel tests, then its spec subset

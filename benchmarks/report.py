@@ -190,8 +190,12 @@ def _loads(v) -> str:
 def _blas(results) -> str:
     for r in results:
         for b in sorted(r.get("blas") or (), key=lambda b: not b.get("numpy")):
-            return (f"{b['api']} {b['version']} core {b['core']}, {b['threads']} threads "
-                    f"({b['library']}); Numba kernels single-threaded")
+            pool = r.get("numba_threads")
+            threads = (f"onnxkit's products and kernels on {pool['threads']} Numba threads "
+                       f"({pool['layer']} layer), BLAS one thread per call" if pool
+                       else "Numba kernels single-threaded")
+            return (f"{b['api']} {b['version']} core {b['core']} ({b['library']}); "
+                    f"{threads}")
     return "—"
 
 

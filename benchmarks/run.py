@@ -153,7 +153,14 @@ def child(spec: dict) -> dict:
         from onnxkit.kernels.cpu._threads import blas_info
         from onnxkit.kernels.cpu._tuning import TUNING_LOG, tuning
 
+        import numba
+
+        try:
+            layer = numba.threading_layer()
+        except ValueError:  # no parallel region has run
+            layer = "not started"
         result["blas"] = blas_info()
+        result["numba_threads"] = {"threads": numba.config.NUMBA_NUM_THREADS, "layer": layer}
         result["conv_tuning"] = {"timed": tuning(),
                                  "chosen": [winner for _, winner, _ in TUNING_LOG]}
     if spec.get("save"):

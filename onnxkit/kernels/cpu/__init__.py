@@ -27,8 +27,9 @@ moved last, its code measured 2-3% slower.) Index math comes from
 ``onnxkit.kernels.indexing`` (``for_cpu``), the helpers the cuda kernels compile with
 ``for_cuda``.
 
-Threads: BLAS keeps its own pool for the matrix products; the Numba kernels run on the
-calling thread (see ``_threads``). Every kernel is compiled with ``cache=True``; ``python -m onnxkit.kernels.cpu.warm``
+Threads: one pool, Numba's; the matrix products call numpy's BLAS (one thread per call)
+from it (see ``_threads`` and ``_blas``). Every kernel is compiled with ``cache=True``;
+``python -m onnxkit.kernels.cpu.warm``
 compiles them all ahead of a first session. Numba checks only the timestamp of a
 kernel's own file, not of the helpers it inlines, so the cache lives in a directory
 named after a hash of this package's sources (and of ``onnxkit/kernels/indexing.py``,
@@ -52,13 +53,12 @@ CPU = Registry("cpu")
 
 
 def _sources_hash() -> str:
-    from numba import config
-
     from onnxkit.kernels.cpu._blas import LIBRARY
+    from onnxkit.kernels.cpu._threads import MIN_PARALLEL_ELEMENTS, THREADS
 
     digest = hashlib.sha1()
-    # compiled in: the thread count (``_threads.THREADS``) and numpy's BLAS (``_blas``)
-    digest.update(f"{config.NUMBA_NUM_THREADS} {LIBRARY}".encode())
+    # compiled in: the thread split (``_threads``) and numpy's BLAS (``_blas``)
+    digest.update(f"{THREADS} {MIN_PARALLEL_ELEMENTS} {LIBRARY}".encode())
     here = Path(__file__).parent
     for path in sorted(here.glob("*.py")) + [here.parent / "indexing.py"]:
         digest.update(path.name.encode())

@@ -34,6 +34,9 @@ def finish_rows(y, bias, z, has_z, code, p0, p1):
     """y[r, :] = act(y[r, :] + bias[r % len(bias)] + z[r, :])  (z optional), the rows
     shared among the threads."""
     parts, per = split(y.shape[0], y.size)
+    if parts == 1:  # small work: no parallel region
+        _finish_rows(y, bias, z, has_z, code, p0, p1, 0, y.shape[0])
+        return
     for p in prange(parts):
         _finish_rows(y, bias, z, has_z, code, p0, p1, p * per, min(y.shape[0], (p + 1) * per))
 
@@ -43,6 +46,9 @@ def finish_cols(y, bias, z, has_bias, has_z, code, p0, p1):
     """y[r, i] = act(y[r, i] + bias[i] + z[r, i])  (bias, z optional), the rows shared
     among the threads."""
     parts, per = split(y.shape[0], y.size)
+    if parts == 1:  # small work: no parallel region
+        _finish_cols(y, bias, z, has_bias, has_z, code, p0, p1, 0, y.shape[0])
+        return
     for p in prange(parts):
         _finish_cols(y, bias, z, has_bias, has_z, code, p0, p1, p * per,
                      min(y.shape[0], (p + 1) * per))

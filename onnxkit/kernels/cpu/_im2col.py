@@ -111,6 +111,9 @@ def phases(x, s, out):
     planes are shared among the threads.
     """
     parts, per = split(x.shape[0], x.size)
+    if parts == 1:  # small work: no parallel region
+        _phases(x, s, out, 0, x.shape[0])
+        return
     for part in prange(parts):
         _phases(x, s, out, part * per, min(x.shape[0], (part + 1) * per))
 
@@ -156,6 +159,9 @@ def im2col(x, xp, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh_n, ow_n):
     own rows of ``cols``) are shared among the threads.
     """
     parts, per = split(x.shape[0], cols.size)
+    if parts == 1:  # small work: no parallel region
+        _im2col(x, xp, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh_n, ow_n, 0, x.shape[0])
+        return
     for p in prange(parts):
         _im2col(x, xp, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh_n, ow_n, p * per,
                 min(x.shape[0], (p + 1) * per))

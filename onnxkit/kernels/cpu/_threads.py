@@ -1,19 +1,20 @@
-"""Threads: one pool only, OpenBLAS's; the Numba kernels run on the calling thread.
+"""Threads: one pool only, Numba's; the matrix products run on it too.
 
 Numba's parallel regions and OpenBLAS each keep worker threads. After a BLAS call the
 OpenBLAS workers spin for a while before they sleep; a Numba parallel region started
-then finds its cores busy, and on a 2-core machine a run becomes 20-100x slower. With
-OMP_WAIT_POLICY=passive the Numba workers no longer spin, but (measured on the 2-core
-development machine) they then rarely get a core in time and the regions gain
-nothing. So the executor keeps a single pool:
+then finds its cores busy, and on a 2-core machine a run became 20-100x slower. Until
+2026-11-25 the executor therefore kept BLAS's pool and ran every Numba kernel on one
+thread, at one core's memory bandwidth. Now it keeps Numba's pool instead:
 
-- the matrix products (Conv's im2col GEMM, Gemm, MatMul, Attention) go to BLAS, which
-  uses its own threads (numpy's OpenBLAS: all cores by default; ``threadpoolctl``
-  changes it);
-- the Numba kernels between two products (im2col, depthwise, pools, epilogues,
-  normalizations) are compiled without ``parallel`` and run on the calling thread;
-  they are memory-bound loops, and the core they run on is the one BLAS's main thread
-  just left, so nothing waits on a spinning worker.
+- during a run numpy's OpenBLAS is set to one thread, and the products (Conv's GEMM,
+  Winograd's batches, Gemm, MatMul, Attention) call it from a ``prange`` over column,
+  row or batch parts (``_blas``): as fast as BLAS's own two threads, and nothing spins
+  afterwards;
+- the memory-bound kernels (im2col, depthwise, epilogues, Winograd transforms,
+  BatchNorm, pools, normalizations, softmax) share their planes, channels or rows
+  among the threads: a serial function over a range [lo, hi) and a driver that splits
+  the range (``split``) in a ``prange``, or calls the serial function directly for
+  small work (no parallel region).
 
 ``blas_info()`` says which BLAS and which kernel core (``OPENBLAS_CORETYPE``) are in use:
 a machine that forces an older core (e.g. Haswell on an AVX-512 CPU) runs sgemm at half
@@ -26,10 +27,12 @@ import os
 
 from numba import config, njit
 
-MIN_PARALLEL_ELEMENTS = 1 << 15  # below this, one thread: a parallel region costs more
-# Numba's thread count, a compile-time constant: ``get_num_threads()`` inside a kernel
-# would make it uncacheable (a "dynamic global"). The kernel cache directory is named
-# after it too (``onnxkit.kernels.cpu.cache_dir``).
+# Below this many values a kernel runs on one thread: a parallel region costs more.
+# ``ONNXKIT_CPU_MIN_PARALLEL`` changes it (the tests set 1, so that every split runs).
+MIN_PARALLEL_ELEMENTS = int(os.environ.get("ONNXKIT_CPU_MIN_PARALLEL", 1 << 15))
+# Numba's thread count. Both are compile-time constants (``get_num_threads()`` inside a
+# kernel would make it uncacheable, a "dynamic global"), so the kernel cache directory
+# is named after them too (``onnxkit.kernels.cpu.cache_dir``).
 THREADS = config.NUMBA_NUM_THREADS
 
 

@@ -155,6 +155,9 @@ def input_transform(x, pt, pl, th_n, tw_n, v, t0):
     the channels shared among the threads (``_input_channels``)."""
     channels = x.shape[0]
     parts, per = split(channels, x.size)
+    if parts == 1:  # small work: no parallel region
+        _input_channels(x, pt, pl, th_n, tw_n, v, t0, 0, channels)
+        return
     for p in prange(parts):
         _input_channels(x, pt, pl, th_n, tw_n, v, t0, p * per, min(channels, (p + 1) * per))
 
@@ -193,6 +196,9 @@ def output_transform(p, t0, th_n, tw_n, bias, z, has_z, code, p0, p1, y):
     channels shared among the threads (``_output_channels``)."""
     channels = y.shape[0]
     parts, per = split(channels, y.size)
+    if parts == 1:  # small work: no parallel region
+        _output_channels(p, t0, th_n, tw_n, bias, z, has_z, code, p0, p1, y, 0, channels)
+        return
     for part in prange(parts):
         _output_channels(p, t0, th_n, tw_n, bias, z, has_z, code, p0, p1, y, part * per,
                          min(channels, (part + 1) * per))
@@ -213,10 +219,12 @@ def _output_channels(p, t0, th_n, tw_n, bias, z, has_z, code, p0, p1, y, lo, hi)
     o = np.empty((4, 4, span), y.dtype)
     for m in range(lo, hi):
         for l in range(6):
-            _a_t(s[l, 0], s[l, 1], s[l, 2], s[l, 3], p[l, m, t0:t1], p[6 + l, m, t0:t1], p[12 + l, m, t0:t1],
+            _a_t(s[l, 0], s[l, 1], s[l, 2], s[l, 3],
+                 p[l, m, t0:t1], p[6 + l, m, t0:t1], p[12 + l, m, t0:t1],
                  p[18 + l, m, t0:t1], p[24 + l, m, t0:t1], p[30 + l, m, t0:t1])
         for i in range(4):
-            _a_t(o[i, 0], o[i, 1], o[i, 2], o[i, 3], s[0, i], s[1, i], s[2, i], s[3, i], s[4, i], s[5, i])
+            _a_t(o[i, 0], o[i, 1], o[i, 2], o[i, 3],
+                 s[0, i], s[1, i], s[2, i], s[3, i], s[4, i], s[5, i])
         for oh in range(oh_n):
             th, i = oh // 4, oh % 4
             row = y[m, oh]

@@ -17,12 +17,13 @@ https://onnx.ai/onnx/operators/onnx__Attention.html ; see docs/onnxkit-domain.md
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._blas import matmul
 from onnxkit.kernels.cpu._buffers import empty
 from onnxkit.kernels.cpu._math import FASTMATH
+from onnxkit.kernels.cpu._threads import split
 from onnxkit.ops.attention._heads import split_heads
 from onnxkit.ops.fused.attention import attention as reference_attention
 from onnxkit.ops.registry import op
@@ -30,8 +31,20 @@ from onnxkit.ops.registry import op
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+@njit(cache=True, parallel=True)
 def scale_mask(s, mask, has_mask, is_causal, scale):
+    """``_scale_mask_rows`` with the score rows (b, h, i) shared among the threads."""
+    rows = s.shape[0] * s.shape[1] * s.shape[2]
+    parts, per = split(rows, s.size)
+    if parts == 1:  # small work: no parallel region
+        _scale_mask_rows(s, mask, has_mask, is_causal, scale, 0, rows)
+        return
+    for p in prange(parts):
+        _scale_mask_rows(s, mask, has_mask, is_causal, scale, p * per, min(rows, (p + 1) * per))
+
+
+@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+def _scale_mask_rows(s, mask, has_mask, is_causal, scale, lo, hi):
     """s (B, H, Q, K) = scale * s + mask, -inf past the diagonal if causal, then each row
     minus its maximum (0 for a row of -inf): ready for ``exp``.
 
@@ -39,47 +52,57 @@ def scale_mask(s, mask, has_mask, is_causal, scale):
     or of s's size: its rows are contiguous, so the loops over them vectorize (a
     broadcast view's rows would have a stride Numba cannot see).
     """
-    batch, heads, q_len, k_len = s.shape
+    heads, q_len, k_len = s.shape[1], s.shape[2], s.shape[3]
     mb, mh, mq = mask.shape[0], mask.shape[1], mask.shape[2]
-    for b in range(batch):
-        for h in range(heads):
-            for i in range(q_len):
-                row = s[b, h, i]
-                visible = min(k_len, i + 1) if is_causal else k_len
-                if has_mask:
-                    add = mask[b % mb, h % mh, i % mq]
-                    for j in range(visible):
-                        row[j] = row[j] * scale + add[j]
-                else:
-                    for j in range(visible):
-                        row[j] = row[j] * scale
-                for j in range(visible, k_len):
-                    row[j] = -np.inf
-                top = row[0]
-                for j in range(1, k_len):
-                    v = row[j]
-                    top = v if v > top else top
-                if top == -np.inf:
-                    continue
-                for j in range(k_len):
-                    row[j] -= top
+    for flat in range(lo, hi):
+        b, h, i = flat // (heads * q_len), (flat // q_len) % heads, flat % q_len
+        row = s[b, h, i]
+        visible = min(k_len, i + 1) if is_causal else k_len
+        if has_mask:
+            add = mask[b % mb, h % mh, i % mq]
+            for j in range(visible):
+                row[j] = row[j] * scale + add[j]
+        else:
+            for j in range(visible):
+                row[j] = row[j] * scale
+        for j in range(visible, k_len):
+            row[j] = -np.inf
+        top = row[0]
+        for j in range(1, k_len):
+            v = row[j]
+            top = v if v > top else top
+        if top == -np.inf:
+            continue
+        for j in range(k_len):
+            row[j] -= top
+
+
+@njit(cache=True, parallel=True)
+def normalize_rows(s):
+    """Each row of s (B, H, Q, K) divided by its sum (a row summing to 0 is left as is),
+    the rows shared among the threads."""
+    rows = s.shape[0] * s.shape[1] * s.shape[2]
+    parts, per = split(rows, s.size)
+    if parts == 1:  # small work: no parallel region
+        _normalize_rows(s, 0, rows)
+        return
+    for p in prange(parts):
+        _normalize_rows(s, p * per, min(rows, (p + 1) * per))
 
 
 @njit(cache=True, error_model="numpy", fastmath=FASTMATH)
-def normalize_rows(s):
-    """Each row of s (B, H, Q, K) divided by its sum (a row summing to 0 is left as is)."""
-    batch, heads, q_len, k_len = s.shape
-    for b in range(batch):
-        for h in range(heads):
-            for i in range(q_len):
-                row = s[b, h, i]
-                total = row[0] * 0
-                for j in range(k_len):
-                    total += row[j]
-                if total != 0:
-                    inv = 1 / total
-                    for j in range(k_len):
-                        row[j] *= inv
+def _normalize_rows(s, lo, hi):
+    heads, q_len, k_len = s.shape[1], s.shape[2], s.shape[3]
+    for flat in range(lo, hi):
+        b, h, i = flat // (heads * q_len), (flat // q_len) % heads, flat % q_len
+        row = s[b, h, i]
+        total = row[0] * 0
+        for j in range(k_len):
+            total += row[j]
+        if total != 0:
+            inv = 1 / total
+            for j in range(k_len):
+                row[j] *= inv
 
 
 def _dead_rows(mask, is_causal, q_len, k_len):

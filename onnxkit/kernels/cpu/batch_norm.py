@@ -33,6 +33,9 @@ def affine_planes(x, mean, inv, shift, code, p0, p1, y):
     (image, channel) planes shared among the threads."""
     planes = x.shape[0] * x.shape[1]
     parts, per = split(planes, x.size)
+    if parts == 1:  # small work: no parallel region
+        _affine(x, mean, inv, shift, code, p0, p1, y, 0, planes)
+        return
     for p in prange(parts):
         _affine(x, mean, inv, shift, code, p0, p1, y, p * per, min(planes, (p + 1) * per))
 

@@ -16,10 +16,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty
+from onnxkit.kernels.cpu._threads import split
 from onnxkit.kernels.cpu._math import FASTMATH
 from onnxkit.ops.fused import layer_norm as ref_fused
 from onnxkit.ops.nn import layer_norm as ref_layer_norm
@@ -28,11 +29,24 @@ from onnxkit.ops.registry import op
 FLOATS = (np.dtype(np.float32),)  # float64 with stash_type=1 normalizes in float32: reference
 
 
-@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+@njit(cache=True, parallel=True)
 def normalize_rows(x, skip, has_skip, scale, bias, eps, y, mean_out, inv_out, s_out):
-    """x, skip, y, s_out: (R, D); mean_out, inv_out: (R,); see the module docstring."""
-    rows, d = x.shape
-    for r in range(rows):
+    """x, skip, y, s_out: (R, D); mean_out, inv_out: (R,); see the module docstring. The
+    rows are shared among the threads."""
+    rows = x.shape[0]
+    parts, per = split(rows, x.size)
+    if parts == 1:  # small work: no parallel region
+        _normalize(x, skip, has_skip, scale, bias, eps, y, mean_out, inv_out, s_out, 0, rows)
+        return
+    for p in prange(parts):
+        _normalize(x, skip, has_skip, scale, bias, eps, y, mean_out, inv_out, s_out, p * per,
+                   min(rows, (p + 1) * per))
+
+
+@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+def _normalize(x, skip, has_skip, scale, bias, eps, y, mean_out, inv_out, s_out, lo, hi):
+    d = x.shape[1]
+    for r in range(lo, hi):
         total = 0.0
         if has_skip:
             for i in range(d):

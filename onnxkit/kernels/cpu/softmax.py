@@ -14,22 +14,35 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty
 from onnxkit.kernels.cpu._math import FASTMATH
+from onnxkit.kernels.cpu._threads import split
 from onnxkit.ops.registry import op
 from onnxkit.ops.softmax import softmax as ref_softmax
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, parallel=True)
 def shift_rows(x, y):
-    """y[r] = x[r] - max(x[r]) (the max taken as 0 when it is inf or NaN)."""
-    rows, cols = x.shape
-    for r in range(rows):
+    """y[r] = x[r] - max(x[r]) (the max taken as 0 when it is inf or NaN), the rows shared
+    among the threads."""
+    rows = x.shape[0]
+    parts, per = split(rows, x.size)
+    if parts == 1:  # small work: no parallel region
+        _shift(x, y, 0, rows)
+        return
+    for p in prange(parts):
+        _shift(x, y, p * per, min(rows, (p + 1) * per))
+
+
+@njit(cache=True, error_model="numpy")
+def _shift(x, y, lo, hi):
+    cols = x.shape[1]
+    for r in range(lo, hi):
         top = x[r, 0]
         for i in range(1, cols):
             v = x[r, i]
@@ -40,11 +53,23 @@ def shift_rows(x, y):
             y[r, i] = x[r, i] - top
 
 
-@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+@njit(cache=True, parallel=True)
 def normalize_rows(y):
-    """y[r] /= sum(y[r]) (the sum in any order: vectorized)."""
-    rows, cols = y.shape
-    for r in range(rows):
+    """y[r] /= sum(y[r]) (the sum in any order: vectorized), the rows shared among the
+    threads."""
+    rows = y.shape[0]
+    parts, per = split(rows, y.size)
+    if parts == 1:  # small work: no parallel region
+        _normalize(y, 0, rows)
+        return
+    for p in prange(parts):
+        _normalize(y, p * per, min(rows, (p + 1) * per))
+
+
+@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+def _normalize(y, lo, hi):
+    cols = y.shape[1]
+    for r in range(lo, hi):
         total = 0.0
         for i in range(cols):
             total += y[r, i]

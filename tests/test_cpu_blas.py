@@ -1,0 +1,110 @@
+"""The cpu executor's matrix products on the Numba threads (``onnxkit.kernels.cpu._blas``).
+
+Every product is checked against numpy's own ``matmul`` (an independent path through
+the same BLAS) for each way an operand can lie in memory, and for each way of splitting
+the work: by columns, by rows, over a batch, with more parts than threads.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import onnxkit
+from onnxkit.kernels.cpu import _blas
+from tests.cuda.cases import f32
+
+pytestmark = pytest.mark.skipif(not _blas.AVAILABLE, reason="numpy's BLAS was not found")
+RNG = np.random.default_rng(11)
+
+
+def _layouts(x):
+    """x as C order, Fortran order, and a strided view of a bigger array."""
+    wide = np.zeros((x.shape[0], x.shape[1] + 5), x.dtype)
+    wide[:, 2:2 + x.shape[1]] = x
+    return {"C": np.ascontiguousarray(x), "F": np.asfortranarray(x),
+            "view": wide[:, 2:2 + x.shape[1]]}
+
+
+def _tol(dtype):
+    return (dict(rtol=1e-5, atol=1e-4) if dtype == np.float32
+            else dict(rtol=1e-12, atol=1e-12))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m, k, n", [(64, 40, 300), (300, 17, 9), (7, 5, 3), (1, 8, 260)])
+def test_products_match_numpy_for_every_layout(dtype, m, k, n):
+    a = RNG.standard_normal((m, k)).astype(dtype)
+    b = RNG.standard_normal((k, n)).astype(dtype)
+    want = np.matmul(a, b)
+    for la, a_ in _layouts(a).items():
+        for lb, b_ in _layouts(b).items():
+            out = np.full((m, n), np.nan, dtype)
+            assert _blas.matmul(a_, b_, out) is out
+            np.testing.assert_allclose(out, want, **_tol(dtype), err_msg=f"{la} @ {lb}")
+
+
+@pytest.mark.parametrize("parts", [1, 2, 3, 7])
+@pytest.mark.parametrize("m, n", [(300, 1000), (100, 20), (5, 3)])
+def test_every_split_covers_the_output_once(parts, m, n):
+    """Column splits (wide outputs), row splits (narrow ones), more parts than rows."""
+    k = 6
+    a, b = f32(m, k), f32(k, n)
+    out = np.full((m, n), np.nan, np.float32)
+    ta, lda = _blas._layout(a)
+    tb, ldb = _blas._layout(b)
+    _blas.gemm_parts(a.ctypes.data, ta, lda, b.ctypes.data, tb, ldb, out.ctypes.data, n, m, n,
+                     k, 4, parts)
+    np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_transposed_operands_are_read_in_place():
+    a = f32(30, 20)
+    b = f32(40, 20)
+    out = np.empty((30, 40), np.float32)
+    _blas.matmul(a, b.T, out)  # b.T is a transposed view: TRANS, no copy
+    np.testing.assert_allclose(out, a @ b.T, rtol=1e-5, atol=1e-5)
+    assert _blas._layout(b.T) == (_blas.TRANS, 20)
+
+
+def test_batches_and_a_shared_matrix():
+    u, v = f32(36, 16, 24), f32(36, 24, 50)
+    p = np.empty((36, 16, 50), np.float32)
+    _blas.matmul(u, v, p)
+    np.testing.assert_allclose(p, u @ v, rtol=1e-5, atol=1e-4)
+    w = f32(24, 50)  # one matrix for the whole batch
+    _blas.matmul(u, w, p)
+    np.testing.assert_allclose(p, u @ w, rtol=1e-5, atol=1e-4)
+    q = f32(4, 12, 8)  # scores against transposed keys, the output a strided view
+    wide = np.zeros((4, 12, 20), np.float32)
+    _blas.matmul(q, np.swapaxes(q, 1, 2), wide[:, :, 3:15])
+    np.testing.assert_allclose(wide[:, :, 3:15], q @ np.swapaxes(q, 1, 2), rtol=1e-5, atol=1e-5)
+    assert not wide[:, :, :3].any() and not wide[:, :, 15:].any()
+
+
+def test_what_blas_cannot_read_goes_to_numpy():
+    a = np.arange(12, dtype=np.int64).reshape(3, 4)
+    out = np.empty((3, 3), np.int64)
+    np.testing.assert_array_equal(_blas.matmul(a, a.T, out), a @ a.T)
+    x = f32(6, 8)[::2, ::2]  # no unit stride: numpy copies it
+    out32 = np.empty((3, 3), np.float32)
+    np.testing.assert_allclose(_blas.matmul(x, x.T, out32), x @ x.T, rtol=1e-6)
+
+
+def test_a_run_sets_blas_to_one_thread_and_restores_it():
+    seen = []
+    node = helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1])
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 12, 12])],
+        [helper.make_empty_tensor_value_info("y")], [numpy_helper.from_array(f32(8, 16, 3, 3), "w")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=10)
+    sess = onnxkit.Session(model, executor="cpu")
+    before = _blas._GET()
+    _blas._SET(2)
+    try:
+        sess.run(None, {"x": f32(1, 16, 12, 12)}, trace=lambda event: seen.append(_blas._GET()))
+        assert seen == [1]
+        assert _blas._GET() == 2
+    finally:
+        _blas._SET(before)
