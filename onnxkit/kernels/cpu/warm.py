@@ -1,20 +1,18 @@
 """Compile every ``cpu`` kernel once, so that sessions start from Numba's cache.
 
-    python -m onnxkit.kernels.cpu.warm          # (make warm) ~2 min on 2 cores, first time
+    python -m onnxkit.kernels.cpu.warm          # (make warm) ~3-4 min the first time
 
 Numba compiles a kernel for each combination of argument types on its first call
-(0.3-10 s each: the parallel drivers are the slow ones) and, with ``cache=True``, writes
-the machine code under ``NUMBA_CACHE_DIR`` (the Makefile points it at ``.cache/numba``);
-later processes load it in milliseconds. This module calls each kernel on small float32
-and float64 inputs along each of its code paths (the same argument types real models
-produce). The calls are shared among one process per core (``--part i/n``), which write
-the same cache; the parent then loads everything once from it.
+(0.3-10 s each; the parallel drivers, a ``prange`` over the threads, are the slow ones)
+and, with ``cache=True``, writes the machine code under ``NUMBA_CACHE_DIR`` (the
+Makefile points it at ``.cache/numba``); later processes load it in milliseconds. This
+module calls each kernel on small float32 and float64 inputs along each of its code
+paths (the same argument types real models produce).
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import time
 
@@ -120,34 +118,20 @@ def _calls(dtype):
     return calls
 
 
-def warm(verbose: bool = True, part: tuple[int, int] = (0, 1), jobs: int = 1) -> float:
-    """Compile (or load from the cache) every kernel; returns the seconds it took.
-
-    ``part`` = (i, n): only every n-th call from the i-th; ``jobs`` > 1: first compile in
-    that many child processes (each a part), then load all of it here.
-    """
+def warm(verbose: bool = True) -> float:
+    """Compile (or load from the cache) every kernel; returns the seconds it took."""
     from onnxkit.kernels.cpu import load_cpu_kernels
 
     start = time.perf_counter()
-    if jobs > 1:
-        module = "onnxkit.kernels.cpu.warm"
-        children = [subprocess.Popen([sys.executable, "-m", module, "--part", f"{i}/{jobs}"],
-                                     stdout=None if verbose else subprocess.DEVNULL)
-                    for i in range(jobs)]
-        if any([child.wait() for child in children]):  # every child waited for
-            raise RuntimeError("a kernel failed to compile (see the output above)")
     load_cpu_kernels()
     tune = os.environ.get("ONNXKIT_CPU_TUNE")
     os.environ["ONNXKIT_CPU_TUNE"] = "0"  # the static rule: each call takes its own path
-    index, count = part
     try:
-        calls = [(what, thunk, dtype) for dtype in (np.float32, np.float64)
-                 for what, thunk in _calls(dtype)]
-        for n, (what, thunk, dtype) in enumerate(calls):
-            if n % count == index:
+        for dtype in (np.float32, np.float64):
+            for what, thunk in _calls(dtype):
                 t = time.perf_counter()
                 thunk()
-                if verbose and jobs == 1:  # (after the children: loads, not worth a line)
+                if verbose:
                     print(f"  {np.dtype(dtype).name:8s} {what:22s} "
                           f"{time.perf_counter() - t:6.2f} s", flush=True)
     finally:
@@ -158,19 +142,8 @@ def warm(verbose: bool = True, part: tuple[int, int] = (0, 1), jobs: int = 1) ->
     return time.perf_counter() - start
 
 
-def main(argv=None) -> int:
-    import argparse
-
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", help="i/n: compile every n-th call from the i-th only")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
-                        help="processes compiling at once (default: one per core)")
-    args = parser.parse_args(argv)
-    if args.part:
-        index, count = (int(v) for v in args.part.split("/"))
-        warm(part=(index, count))
-        return 0
-    seconds = warm(jobs=max(1, args.jobs))
+def main() -> int:
+    seconds = warm()
     print(f"cpu kernels ready in {seconds:.1f} s")
     return 0
 
