@@ -39,6 +39,7 @@ from numba import get_num_threads, njit, prange, types
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
 MIN_PART_COLUMNS = 128  # a 2-D product is split by columns only if each part gets this many
 MIN_PART_ROWS = 16  # ... else by rows, if each part gets this many
+MIN_SPLIT_MACS = 1 << 21  # a product with fewer multiply-adds runs as one call
 
 
 def _library():
@@ -113,6 +114,9 @@ def gemm_parts(a, ta, lda, b, tb, ldb, c, ldc, m, n, k, size, parts):
     of a row split, rows of C from the same rows of op(A). Addresses, not arrays: one
     compiled signature serves every layout.
     """
+    if parts == 1:  # small product: no parallel region
+        _call(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, size == 4)
+        return
     by_columns = n >= parts * MIN_PART_COLUMNS or m < parts * MIN_PART_ROWS
     total = n if by_columns else m
     per = (total + parts - 1) // parts
@@ -174,9 +178,10 @@ def matmul(a, b, out):
     if a.ndim == b.ndim == out.ndim == 2 and _blas_ready(a, b, out):
         la, lb = _layout(a), _layout(b)
         if la is not None and lb is not None:
+            m, n, k = out.shape[0], out.shape[1], a.shape[1]
+            parts = get_num_threads() if m * n * k >= MIN_SPLIT_MACS else 1
             gemm_parts(_address(a), la[0], la[1], _address(b), lb[0], lb[1], _address(out),
-                       out.strides[0] // size, out.shape[0], out.shape[1], a.shape[1], size,
-                       get_num_threads())
+                       out.strides[0] // size, m, n, k, size, parts)
             return out
     elif out.ndim == 3 and a.ndim in (2, 3) and b.ndim in (2, 3) and _blas_ready(a, b, out):
         batch = out.shape[0]

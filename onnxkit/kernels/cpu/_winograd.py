@@ -259,17 +259,29 @@ def winograd_conv(X, W, bias, Z4, code, begin, out_shape):
 
     ``begin`` = (pad_top, pad_left); ``code`` = (activation code, p0, p1) of ``_math``.
     """
+    return run_winograd(X, W, bias, Z4, code, begin, out_shape, 2, TAG,
+                        (weight_transform, input_transform, output_transform))
+
+
+def run_winograd(X, W, bias, Z4, code, begin, out_shape, block, tag, transforms):
+    """The host side of F(block x block, 3x3), here and in ``_winograd4`` (block 4):
+    U once per weight, V per image, the (block + 2)^2 products, the output transform.
+
+    ``transforms`` = (weight_transform, input_transform, output_transform) of the module.
+    """
+    weights, inputs, outputs = transforms
     n, c = X.shape[:2]
     m = W.shape[0]
     oh, ow = out_shape[2:]
-    th_n, tw_n = -(-oh // 2), -(-ow // 2)
+    th_n, tw_n = -(-oh // block), -(-ow // block)
     span = th_n * (tw_n + 1)  # tiles per image, the spare column included
+    positions = (block + 2) ** 2
     dtype = X.dtype
-    u = laid_out(W, TAG, weight_transform)
-    v = empty((16, c, n * span), dtype)
+    u = laid_out(W, tag, weights)
+    v = empty((positions, c, n * span), dtype)
     for i in range(n):
-        input_transform(X[i], begin[0], begin[1], th_n, tw_n, v, i * span)
-    p = empty((16, m, n * span), dtype)
+        inputs(X[i], begin[0], begin[1], th_n, tw_n, v, i * span)
+    p = empty((positions, m, n * span), dtype)
     matmul(u, v, p)
     del v
     act, p0, p1 = code
@@ -277,5 +289,5 @@ def winograd_conv(X, W, bias, Z4, code, begin, out_shape):
     Y = empty(out_shape, dtype)
     for i in range(n):
         z = _NO_Z if Z4 is None else np.ascontiguousarray(Z4[i])
-        output_transform(p, i * span, th_n, tw_n, bias, z, Z4 is not None, act, p0, p1, Y[i])
+        outputs(p, i * span, th_n, tw_n, bias, z, Z4 is not None, act, p0, p1, Y[i])
     return Y

@@ -40,11 +40,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from onnxkit.kernels.cpu._blas import matmul
-from onnxkit.kernels.cpu._buffers import empty, is_constant, laid_out
+from onnxkit.kernels.cpu._buffers import is_constant
 from onnxkit.kernels.cpu._im2col import valid_range
 from onnxkit.kernels.cpu._math import FASTMATH, finish
 from onnxkit.kernels.cpu._threads import split
+from onnxkit.kernels.cpu._winograd import run_winograd
 from onnxkit.kernels.indexing import conv_input_coord, for_cpu
 
 _coord = for_cpu(conv_input_coord)
@@ -244,32 +244,10 @@ def _output_channels(p, t0, th_n, tw_n, bias, z, has_z, code, p0, p1, y, lo, hi)
         finish(plane, bias[m], plane, res, 1 if has_z else 0, code, p0, p1)
 
 
-_NO_Z = np.zeros((1, 1, 1), np.float32)
-
-
 def winograd4_conv(X, W, bias, Z4, code, begin, out_shape):
     """Y = act(Conv(X, W) + bias + Z4) for a 3x3 stride-1 layer (``eligible``), Y new.
 
     ``begin`` = (pad_top, pad_left); ``code`` = (activation code, p0, p1) of ``_math``.
     """
-    n, c = X.shape[:2]
-    m = W.shape[0]
-    oh, ow = out_shape[2:]
-    th_n, tw_n = -(-oh // 4), -(-ow // 4)
-    pitch = tw_n + 1
-    span = th_n * pitch  # tiles per image, the spare column included
-    dtype = X.dtype
-    u = laid_out(W, TAG, weight_transform)
-    v = empty((36, c, n * span), dtype)
-    for i in range(n):
-        input_transform(X[i], begin[0], begin[1], th_n, tw_n, v, i * span)
-    p = empty((36, m, n * span), dtype)
-    matmul(u, v, p)
-    del v
-    act, p0, p1 = code
-    p0, p1 = dtype.type(p0), dtype.type(p1)
-    Y = empty(out_shape, dtype)
-    for i in range(n):
-        z = _NO_Z if Z4 is None else np.ascontiguousarray(Z4[i])
-        output_transform(p, i * span, th_n, tw_n, bias, z, Z4 is not None, act, p0, p1, Y[i])
-    return Y
+    return run_winograd(X, W, bias, Z4, code, begin, out_shape, 4, TAG,
+                        (weight_transform, input_transform, output_transform))

@@ -24,6 +24,7 @@ from onnxkit.kernels.cpu._blas import matmul
 from onnxkit.kernels.cpu._buffers import empty
 from onnxkit.kernels.cpu._math import FASTMATH
 from onnxkit.kernels.cpu._threads import split
+from onnxkit.kernels.cpu.softmax import normalize_rows
 from onnxkit.ops.attention._heads import split_heads
 from onnxkit.ops.fused.attention import attention as reference_attention
 from onnxkit.ops.registry import op
@@ -77,34 +78,6 @@ def _scale_mask_rows(s, mask, has_mask, is_causal, scale, lo, hi):
             row[j] -= top
 
 
-@njit(cache=True, parallel=True)
-def normalize_rows(s):
-    """Each row of s (B, H, Q, K) divided by its sum (a row summing to 0 is left as is),
-    the rows shared among the threads."""
-    rows = s.shape[0] * s.shape[1] * s.shape[2]
-    parts, per = split(rows, s.size)
-    if parts == 1:  # small work: no parallel region
-        _normalize_rows(s, 0, rows)
-        return
-    for p in prange(parts):
-        _normalize_rows(s, p * per, min(rows, (p + 1) * per))
-
-
-@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
-def _normalize_rows(s, lo, hi):
-    heads, q_len, k_len = s.shape[1], s.shape[2], s.shape[3]
-    for flat in range(lo, hi):
-        b, h, i = flat // (heads * q_len), (flat // q_len) % heads, flat % q_len
-        row = s[b, h, i]
-        total = row[0] * 0
-        for j in range(k_len):
-            total += row[j]
-        if total != 0:
-            inv = 1 / total
-            for j in range(k_len):
-                row[j] *= inv
-
-
 def _dead_rows(mask, is_causal, q_len, k_len):
     """Rows (broadcastable to B, H, Q) in which the mask and causality leave no key."""
     if mask is None:
@@ -123,7 +96,7 @@ def softmax_rows(s, dead):
     """In place over the last axis, after ``scale_mask`` took each row's maximum off:
     exp (numpy's SIMD), then / sum (Numba); 0 for ``dead`` rows."""
     np.exp(s, out=s)
-    normalize_rows(s)
+    normalize_rows(s.reshape(-1, s.shape[-1]))  # a row of 0 (no key left): NaN, then 0
     if dead is not None:
         s[np.broadcast_to(dead, s.shape[:3])] = 0
 
