@@ -55,12 +55,19 @@ def eligible(X, W, group, strides, dilations) -> bool:
     """Whether the Winograd path can run: float32 2-D 3x3, stride and dilation 1, one
     group, a constant weight (U is computed once), 16+ channels each side and U at most
     ``MAX_WEIGHT_BYTES`` (beyond that it lost everywhere it was timed)."""
+    return eligible_for(X, W, group, strides, dilations, G, MAX_WEIGHT_BYTES)
+
+
+def eligible_for(X, W, group, strides, dilations, g_matrix, max_weight_bytes) -> bool:
+    """``eligible`` for the F(m x m, 3x3) whose weight transform is ``g_matrix``
+    ((m + 2) x 3): U holds (m + 2)^2 values per filter."""
     if X.dtype != np.float32 or X.ndim != 4 or W.shape[2:] != (3, 3) or group != 1:
         return False
     if tuple(strides) != (1, 1) or tuple(dilations) != (1, 1) or not is_constant(W):
         return False
     m, c = W.shape[:2]
-    return min(m, c) >= MIN_CHANNELS and 16 * m * c * X.dtype.itemsize <= MAX_WEIGHT_BYTES
+    u_bytes = g_matrix.shape[0] ** 2 * m * c * X.dtype.itemsize
+    return min(m, c) >= MIN_CHANNELS and u_bytes <= max_weight_bytes
 
 
 def applies(X, W, group, strides, dilations, out) -> bool:
@@ -78,11 +85,12 @@ def size_rule(W, out) -> bool:
     return tiles >= MIN_TILES or u_bytes <= SMALL_WEIGHT_BYTES
 
 
-def weight_transform(W: np.ndarray) -> np.ndarray:
-    """U (16, M, C): G g G^T of every 3x3 filter, computed in float64."""
-    u = np.einsum("ai,mcij,bj->abmc", G, W.astype(np.float64), G)
+def weight_transform(W: np.ndarray, g_matrix: np.ndarray = G) -> np.ndarray:
+    """U (16, M, C): G g G^T of every 3x3 filter, computed in float64 (with another
+    ``g_matrix``, (m + 2)^2 positions: ``_winograd4``)."""
+    u = np.einsum("ai,mcij,bj->abmc", g_matrix, W.astype(np.float64), g_matrix)
     m, c = W.shape[:2]
-    return np.ascontiguousarray(u.reshape(16, m, c), dtype=W.dtype)
+    return np.ascontiguousarray(u.reshape(g_matrix.shape[0] ** 2, m, c), dtype=W.dtype)
 
 
 @njit(cache=True, error_model="numpy", fastmath=FASTMATH)

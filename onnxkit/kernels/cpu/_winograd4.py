@@ -40,11 +40,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from onnxkit.kernels.cpu._buffers import is_constant
 from onnxkit.kernels.cpu._im2col import valid_range
 from onnxkit.kernels.cpu._math import FASTMATH, finish
 from onnxkit.kernels.cpu._threads import split
-from onnxkit.kernels.cpu._winograd import run_winograd
+from onnxkit.kernels.cpu._winograd import eligible_for, run_winograd
+from onnxkit.kernels.cpu._winograd import weight_transform as transformed_weights
 from onnxkit.kernels.indexing import conv_input_coord, for_cpu
 
 _coord = for_cpu(conv_input_coord)
@@ -55,7 +55,6 @@ B_T = np.array([[4, 0, -5, 0, 1, 0], [0, -4, -4, 1, 1, 0], [0, 4, -4, -1, 1, 0],
                 [0, -2, -1, 2, 1, 0], [0, 2, -1, -2, 1, 0], [0, 4, 0, -5, 0, 1]], float)
 A_T = np.array([[1, 1, 1, 1, 1, 0], [0, 1, -1, 2, -2, 0], [0, 1, 1, 4, 4, 0],
                 [0, 1, -1, 8, -8, 1]], float)
-MIN_CHANNELS = 16
 MAX_WEIGHT_BYTES = 16 << 20  # U (36 * M * C values) above this: bound by reading U
 MIN_TILES = 49  # per image: the static rule's choice from 28x28 output planes up
 TAG = "winograd F(4x4,3x3)"  # of U in ``laid_out``
@@ -66,12 +65,7 @@ _1, _2, _4, _5, _8 = (np.float32(v) for v in (1, 2, 4, 5, 8))
 def eligible(X, W, group, strides, dilations) -> bool:
     """float32 2-D 3x3, stride and dilation 1, one group, a constant weight, 16+ channels
     each side, U at most ``MAX_WEIGHT_BYTES`` (``_tuning`` decides whether it runs)."""
-    if X.dtype != np.float32 or X.ndim != 4 or W.shape[2:] != (3, 3) or group != 1:
-        return False
-    if tuple(strides) != (1, 1) or tuple(dilations) != (1, 1) or not is_constant(W):
-        return False
-    m, c = W.shape[:2]
-    return min(m, c) >= MIN_CHANNELS and 36 * m * c * X.dtype.itemsize <= MAX_WEIGHT_BYTES
+    return eligible_for(X, W, group, strides, dilations, G, MAX_WEIGHT_BYTES)
 
 
 def size_rule(out) -> bool:
@@ -82,9 +76,7 @@ def size_rule(out) -> bool:
 
 def weight_transform(W: np.ndarray) -> np.ndarray:
     """U (36, M, C): G g G^T of every 3x3 filter, computed in float64."""
-    u = np.einsum("ai,mcij,bj->abmc", G, W.astype(np.float64), G)
-    m, c = W.shape[:2]
-    return np.ascontiguousarray(u.reshape(36, m, c), dtype=W.dtype)
+    return transformed_weights(W, G)
 
 
 @njit(cache=True, error_model="numpy", fastmath=FASTMATH)
