@@ -593,3 +593,29 @@ def test_a_concat_chain_grows_in_place_and_a_shared_prefix_is_copied():
             np.testing.assert_array_equal(got, want)
     assert addresses["c2"][0] == addresses["c2"][1]  # grown in x1's buffer
     assert addresses["c3"][0] != addresses["c3"][1]  # x2 reaches past x1: copied
+
+
+def test_one_cpu_session_from_many_threads():
+    """Runs from several Python threads at once share the Numba threads and BLAS (set to
+    one thread during runs): the answers are those of one run at a time."""
+    import threading
+
+    case = next(c for c in CPU_CASES if c.name == "winograd4_same")
+    sess = onnxkit.Session(case.model(), executor="cpu")
+    rng = np.random.default_rng(5)
+    feeds = [{name: rng.standard_normal(x.shape).astype(x.dtype) for name, x in
+              case.feeds().items()} for _ in range(6)]
+    want = [sess.run(None, f)[0].copy() for f in feeds]
+    got = [None] * len(feeds)
+
+    def work(i):
+        for _ in range(5):
+            got[i] = sess.run(None, feeds[i])[0].copy()
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(feeds))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for w, g in zip(want, got):
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
