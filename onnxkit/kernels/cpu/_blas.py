@@ -39,7 +39,9 @@ from numba import get_num_threads, njit, prange, types
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
 MIN_PART_COLUMNS = 128  # a 2-D product is split by columns only if each part gets this many
 MIN_PART_ROWS = 16  # ... else by rows, if each part gets this many
-MIN_SPLIT_MACS = 1 << 21  # a product with fewer multiply-adds runs as one call
+MIN_SPLIT_MACS = 1 << 21  # a product with fewer multiply-adds runs as one call ...
+MIN_SPLIT_WEIGHTS = 1 << 18  # ... unless its right operand is this big (a classifier's
+# 1 x 1280 x 1000 product reads 5 MB: bound by memory, it takes both cores)
 
 
 def _library():
@@ -179,7 +181,8 @@ def matmul(a, b, out):
         la, lb = _layout(a), _layout(b)
         if la is not None and lb is not None:
             m, n, k = out.shape[0], out.shape[1], a.shape[1]
-            parts = get_num_threads() if m * n * k >= MIN_SPLIT_MACS else 1
+            big = m * n * k >= MIN_SPLIT_MACS or n * k >= MIN_SPLIT_WEIGHTS
+            parts = get_num_threads() if big else 1
             gemm_parts(_address(a), la[0], la[1], _address(b), lb[0], lb[1], _address(out),
                        out.strides[0] // size, m, n, k, size, parts)
             return out
