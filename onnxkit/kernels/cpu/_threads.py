@@ -27,13 +27,17 @@ import os
 
 from numba import config, njit
 
+from onnxkit.kernels.cpu._blas import AVAILABLE
+
 # Below this many values a kernel runs on one thread: a parallel region costs more.
 # ``ONNXKIT_CPU_MIN_PARALLEL`` changes it (the tests set 1, so that every split runs).
 MIN_PARALLEL_ELEMENTS = int(os.environ.get("ONNXKIT_CPU_MIN_PARALLEL", 1 << 15))
 # Numba's thread count. Both are compile-time constants (``get_num_threads()`` inside a
 # kernel would make it uncacheable, a "dynamic global"), so the kernel cache directory
-# is named after them too (``onnxkit.kernels.cpu.cache_dir``).
-THREADS = config.NUMBA_NUM_THREADS
+# is named after them too (``onnxkit.kernels.cpu.cache_dir``). Where numpy's BLAS was
+# not found (``_blas.AVAILABLE``), the products keep BLAS's own spinning threads, and
+# the kernels stay on one thread rather than fight them.
+THREADS = config.NUMBA_NUM_THREADS if AVAILABLE else 1
 
 
 @njit(inline="always")
