@@ -76,22 +76,29 @@ def opsets_of(imports) -> dict[str, int]:
     return {normalize_domain(o.domain): int(o.version) for o in imports}
 
 
-def compile_model(model: ModelProto, executor, limits: Limits, base_dir: str | None = None) -> GraphPlan:
+def compile_model(model: ModelProto, executor, limits: Limits, base_dir: str | None = None,
+                  initializers: dict | None = None) -> GraphPlan:
+    """``initializers``: the main graph's weights as arrays already (a Session's, whose
+    model keeps only stubs of them: ``onnxkit.runtime.weights``)."""
     functions = {(f.domain, f.name): f for f in model.functions}
     ctx = PlanContext(executor, limits, functions, base_dir)
-    return compile_graph(model.graph, opsets_of(model.opset_import), ctx, frozenset(), "", 0)
+    return compile_graph(model.graph, opsets_of(model.opset_import), ctx, frozenset(), "", 0,
+                         given=initializers)
 
 
 def compile_graph(graph: GraphProto, opsets: dict[str, int], ctx: PlanContext,
                   outer_names: frozenset, path: str, depth: int,
-                  caller_attrs: dict | None = None) -> GraphPlan:
-    """Compile ``graph``; ``outer_names`` are the values enclosing graphs make visible."""
+                  caller_attrs: dict | None = None, given: dict | None = None) -> GraphPlan:
+    """Compile ``graph``; ``outer_names`` are the values enclosing graphs make visible;
+    ``given``: its initializers already as arrays."""
     if depth > ctx.limits.max_graph_depth:
         raise LimitExceededError(
             f"graph {path!r} is nested {depth} levels deep (limit max_graph_depth="
             f"{ctx.limits.max_graph_depth})"
         )
-    initializers = {t.name: tensor_to_array(t, ctx.base_dir) for t in graph.initializer}
+    given = given or {}
+    initializers = {t.name: given[t.name] if t.name in given else tensor_to_array(t, ctx.base_dir)
+                    for t in graph.initializer}
     for sparse in graph.sparse_initializer:
         initializers[sparse.values.name] = sparse_to_dense(sparse)
     input_names = [i.name for i in graph.input if i.name not in initializers]

@@ -15,6 +15,7 @@ from onnxkit.runtime.feeds import NodeArg, check_feeds
 from onnxkit.runtime.limits import DEFAULT_LIMITS, Limits, reset_limits, using_limits
 from onnxkit.runtime.plan import compile_model
 from onnxkit.runtime.trace import TraceCallback
+from onnxkit.runtime.weights import attach_weights, detach_weights
 
 
 class Session:
@@ -29,19 +30,22 @@ class Session:
         self.limits = limits or DEFAULT_LIMITS
         token = using_limits(self.limits)  # external data is read under the session's limits
         try:
-            self.model = load(model)
+            proto = load(model)
         finally:
             reset_limits(token)
         self.executor = get_executor(executor)
         self.level = level
         self.optimization_report = None
         if level:  # a model this session loaded itself is rewritten, not copied
-            self.model, self.optimization_report = _optimized(
-                self.model, level, reuse_source=not isinstance(model, ModelProto))
+            proto, self.optimization_report = _optimized(
+                proto, level, reuse_source=not isinstance(model, ModelProto))
         self.trace = trace
         token = using_limits(self.limits)
-        try:
-            self.plan = compile_model(self.model, self.executor, self.limits)
+        try:  # the weights live once, in the plan; the proto keeps stubs (``weights``)
+            self._skeleton, arrays = detach_weights(proto)
+            del proto  # its weights are freed here
+            self.plan = compile_model(self._skeleton, self.executor, self.limits,
+                                      initializers=arrays)
         except OnnxkitError:
             raise
         except RecursionError as exc:
@@ -50,12 +54,19 @@ class Session:
             raise GraphError(f"could not plan the model: {type(exc).__name__}: {exc}") from exc
         finally:
             reset_limits(token)
-        graph = self.model.graph
+        graph = self._skeleton.graph
         initialized = {t.name for t in graph.initializer}
         self._declared = list(graph.input)
         self._optional = {vi.name for vi in graph.input if vi.name in initialized}
         self._inputs = [NodeArg.from_value_info(vi) for vi in graph.input if vi.name not in initialized]
         self._outputs = [NodeArg.from_value_info(vi) for vi in graph.output]
+
+    @property
+    def model(self) -> ModelProto:
+        """The model this session runs (optimized at its level), weights included: a new
+        proto on each access, built from the plan's arrays (the session does not keep a
+        second copy of the weights)."""
+        return attach_weights(self._skeleton, self.plan.initializers)
 
     def get_inputs(self) -> list[NodeArg]:
         return list(self._inputs)
