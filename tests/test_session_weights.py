@@ -75,8 +75,8 @@ def test_session_model_has_the_weights_bit_for_bit(raw):
 def test_the_session_keeps_no_weight_data_in_its_proto():
     sess = onnxkit.Session(_model(raw=True))
     for stub in sess._skeleton.graph.initializer:
-        assert not any(stub.HasField(f) if f in ("raw_data", "data_location") else len(getattr(stub, f))
-                       for f in DATA_FIELDS), stub.name
+        assert not any(stub.HasField(f) if f in ("raw_data", "data_location")
+                       else len(getattr(stub, f)) for f in DATA_FIELDS), stub.name
     assert sess._skeleton.ByteSize() < 2000  # names, types, dims: no values
 
 

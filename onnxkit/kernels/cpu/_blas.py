@@ -98,7 +98,7 @@ _dgemm = types.ExternalFunction("onnxkit_dgemm", _signature(types.float64))
 
 
 @njit(inline="always")
-def _call(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, single):
+def gemm_call(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, single):
     if single:
         _sgemm(ROW_MAJOR, ta, tb, m, n, k, np.float32(1), a, lda, b, ldb, np.float32(0), c, ldc)
     else:
@@ -117,7 +117,7 @@ def gemm_parts(a, ta, lda, b, tb, ldb, c, ldc, m, n, k, size, parts):
     compiled signature serves every layout.
     """
     if parts == 1:  # small product: no parallel region
-        _call(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, size == 4)
+        gemm_call(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, size == 4)
         return
     by_columns = n >= parts * MIN_PART_COLUMNS or m < parts * MIN_PART_ROWS
     total = n if by_columns else m
@@ -129,11 +129,11 @@ def gemm_parts(a, ta, lda, b, tb, ldb, c, ldc, m, n, k, size, parts):
             continue
         if by_columns:  # columns lo.. of op(B): row lo of the stored B^T, or its column lo
             step = ldb * size if tb == TRANS else size
-            _call(ta, tb, m, hi - lo, k, a, lda, b + lo * step, ldb, c + lo * size, ldc,
+            gemm_call(ta, tb, m, hi - lo, k, a, lda, b + lo * step, ldb, c + lo * size, ldc,
                   size == 4)
         else:  # rows lo.. of op(A): column lo of the stored A^T, or its row lo
             step = size if ta == TRANS else lda * size
-            _call(ta, tb, hi - lo, n, k, a + lo * step, lda, b, ldb, c + lo * ldc * size, ldc,
+            gemm_call(ta, tb, hi - lo, n, k, a + lo * step, lda, b, ldb, c + lo * ldc * size, ldc,
                   size == 4)
 
 
@@ -143,7 +143,7 @@ def gemm_batch(a, ta, lda, sa, b, tb, ldb, sb, c, ldc, sc, batch, m, n, k, size)
     ``sa``, ``sb``, ``sc``: the byte steps from one matrix to the next (0: one matrix
     for the whole batch)."""
     for i in prange(batch):
-        _call(ta, tb, m, n, k, a + i * sa, lda, b + i * sb, ldb, c + i * sc, ldc, size == 4)
+        gemm_call(ta, tb, m, n, k, a + i * sa, lda, b + i * sb, ldb, c + i * sc, ldc, size == 4)
 
 
 def _layout(x):

@@ -160,49 +160,56 @@ def im2col(x, xp, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh_n, ow_n):
     """
     parts, per = split(x.shape[0], cols.size)
     if parts == 1:  # small work: no parallel region
-        _im2col(x, xp, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh_n, ow_n, 0, x.shape[0])
+        im2col_rows(x, xp, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh_n, ow_n, 0, x.shape[0],
+                    0, oh_n)
         return
     for p in prange(parts):
-        _im2col(x, xp, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh_n, ow_n, p * per,
-                min(x.shape[0], (p + 1) * per))
+        im2col_rows(x, xp, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh_n, ow_n, p * per,
+                    min(x.shape[0], (p + 1) * per), 0, oh_n)
 
 
 @njit(cache=True, error_model="numpy")
-def _im2col(x, xp, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh_n, ow_n, lo, hi):
+def im2col_rows(x, xp, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh_n, ow_n, lo, hi, r_lo, r_hi):
+    """The rows of ``cols`` of channels lo .. hi - 1, for the output rows r_lo .. r_hi - 1
+    only: ``cols`` has (r_hi - r_lo) * ow_n columns (a band, ``_banded``)."""
     channels, height, width = x.shape
     plane = height * width
     shifted = sw == 1 and ow_n == width
+    base = r_lo * ow_n  # column 0 of cols is output pixel (r_lo, 0)
     for c in range(lo, hi):
         src = x[c].reshape(plane)
         for i in range(kh):
             top = _coord(0, i, sh, pt, dh)  # the row tap i reads for output row 0
             oh_lo, oh_hi = valid_range(top, sh, height, oh_n)
+            oh_lo, oh_hi = max(oh_lo, r_lo), min(oh_hi, r_hi)
+            oh_lo = min(oh_lo, r_hi)  # no valid row in the band: all of it is zeros
+            oh_hi = max(oh_hi, oh_lo)
             for j in range(kw):
                 dst = cols[_row(c, 0, i, j, 1, kh, kw)]
                 off = _coord(0, j, sw, pl, dw)  # the column tap j reads for output column 0
-                lo, hi = valid_range(off, sw, width, ow_n)
-                _fill(dst, 0, oh_lo * ow_n)
-                _fill(dst, oh_hi * ow_n, oh_n * ow_n)
+                lo_w, hi_w = valid_range(off, sw, width, ow_n)
+                _fill(dst, 0, oh_lo * ow_n - base)
+                _fill(dst, oh_hi * ow_n - base, r_hi * ow_n - base)
                 if oh_lo >= oh_hi:
                     continue
                 if shifted and sh == 1:
                     shift = top * width + off
                     start = max(oh_lo * ow_n, -shift)
-                    stop = min(oh_hi * ow_n, plane - shift)
-                    _copy(dst, start, src, start + shift, stop - start)
-                    _fill(dst, oh_lo * ow_n, start)
-                    _fill(dst, stop, oh_hi * ow_n)
+                    stop = max(start, min(oh_hi * ow_n, plane - shift))
+                    _copy(dst, start - base, src, start + shift, stop - start)
+                    _fill(dst, oh_lo * ow_n - base, start - base)
+                    _fill(dst, stop - base, oh_hi * ow_n - base)
                     for oh in range(oh_lo, oh_hi):
-                        _fill(dst, oh * ow_n, oh * ow_n + lo)
-                        _fill(dst, oh * ow_n + hi, oh * ow_n + ow_n)
+                        _fill(dst, oh * ow_n - base, oh * ow_n - base + lo_w)
+                        _fill(dst, oh * ow_n - base + hi_w, (oh + 1) * ow_n - base)
                     continue
                 r, q = phase_index(off, sw)  # column ow*sw + off is phase r, index ow + q
                 for oh in range(oh_lo, oh_hi):
-                    base = oh * ow_n
+                    at = oh * ow_n - base
                     ih = oh * sh + top  # = _coord(oh, i, sh, pt, dh), top hoisted
-                    _fill(dst, base, base + lo)
+                    _fill(dst, at, at + lo_w)
                     if sw == 1:
-                        _copy(dst, base + lo, src, ih * width + lo + off, hi - lo)
+                        _copy(dst, at + lo_w, src, ih * width + lo_w + off, hi_w - lo_w)
                     else:
-                        _copy(dst, base + lo, xp[c, ih, r], lo + q, hi - lo)
-                    _fill(dst, base + hi, base + ow_n)
+                        _copy(dst, at + lo_w, xp[c, ih, r], lo_w + q, hi_w - lo_w)
+                    _fill(dst, at + hi_w, at + ow_n)

@@ -26,6 +26,7 @@ from functools import lru_cache
 import numpy as np
 
 from onnxkit.kernels.cpu import CPU
+from onnxkit.kernels.cpu._banded import banded, eligible as banded_eligible
 from onnxkit.kernels.cpu._blas import matmul
 from onnxkit.kernels.cpu._buffers import empty, forget_laid_out
 from onnxkit.kernels.cpu._depthwise import depthwise_conv, depthwise_conv_nhwc
@@ -128,6 +129,9 @@ def conv2d(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, pa
         _depthwise(X, W, bias, Z4, Y, g, code)
     elif code is not None and winograd_eligible(X, W, group, g.strides, g.dilations):
         Y = _fastest(X, W, B, bias, Z4, group, g, activation, params, code, out_shape)
+    elif (code is not None and not _pointwise(W, g, X.shape[2:])
+          and banded_eligible(m, cg * W.shape[2] * W.shape[3], oh * ow, group, X.itemsize)):
+        Y = banded(X, W, bias, Z4, code, g, empty(out_shape, X.dtype))
     else:
         Y = _gemm_conv(X, W, B, Z4, group, g, activation, params)
     return Y[:, :, 0, :] if one_d else Y
@@ -156,6 +160,12 @@ def _fastest(X, W, B, bias, Z4, group, g, activation, params, code, out_shape):
     return Y
 
 
+def _pointwise(W, g, in_hw) -> bool:
+    """A 1x1 layer of stride 1 and no padding: its input is its im2col already."""
+    return W.shape[2] == W.shape[3] == 1 and g.strides == (1, 1) and not any(g.begin) \
+        and tuple(g.out) == tuple(in_hw)
+
+
 def _gemm_conv(X, W, B, Z4, group, g, activation, params):
     """im2col (or the input itself, for pointwise layers) + one BLAS product per image and
     group, then the epilogue over the whole output."""
@@ -165,8 +175,7 @@ def _gemm_conv(X, W, B, Z4, group, g, activation, params):
     out_shape = (n, m, oh, ow)
     Y = empty(out_shape, X.dtype)
     k = cg * kh * kw
-    pointwise = (kh == kw == 1 and g.strides == (1, 1) and not any(g.begin)
-                 and (oh, ow) == (h, w))
+    pointwise = _pointwise(W, g, (h, w))
     weights = np.ascontiguousarray(W).reshape(group, m // group, k)
     sw = g.strides[1]
     if not pointwise:
