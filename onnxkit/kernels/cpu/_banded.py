@@ -112,7 +112,8 @@ def banded(X, W, bias, Z4, code, g, Y) -> np.ndarray:
     rows = band_rows(k, oh, ow, X.itemsize)
     scratch = empty(scratch_shape(k, ow, rows, oh), X.dtype)
     (sh, sw), (dh, dw) = g.strides, g.dilations
-    w = np.ascontiguousarray(W).reshape(m, k)
+    w = _read_only(np.ascontiguousarray(W).reshape(m, k))
+    bias = _read_only(bias)
     xp = empty(phase_shape(X.shape[1:], sw), X.dtype) if sw > 1 else _NO_PHASES[X.dtype]
     act, p0, p1 = code
     p0, p1 = X.dtype.type(p0), X.dtype.type(p1)
@@ -123,6 +124,14 @@ def banded(X, W, bias, Z4, code, g, Y) -> np.ndarray:
         banded_conv(X[i], xp, w, bias, z, Z4 is not None, act, p0, p1, Y[i], scratch, kh, kw,
                     sh, sw, dh, dw, g.begin[0], g.begin[1], rows)
     return Y
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """A read-only view: weights and biases come writable or not (an initializer, a
+    folded BatchNorm, a missing bias's zeros); Numba compiles one signature per flag."""
+    view = a.view()
+    view.flags.writeable = False
+    return view
 
 
 _NO_PHASES = {t: np.zeros((1, 1, 1, 1), t) for t in (np.dtype(np.float32), np.dtype(np.float64))}
