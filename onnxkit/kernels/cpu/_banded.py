@@ -95,8 +95,11 @@ def _band(x, xp, w, bias, z, has_z, code, p0, p1, y, buf, kh, kw, sh, sw, dh, dw
     start = r_lo * ow_n
     for r in range(m):
         dst = flat[r, start:start + n]
-        res = z[r].reshape(oh_n * ow_n)[start:start + n] if has_z else z[0, 0]
-        finish(dst, bias[r], dst, res, 1 if has_z else 0, code, p0, p1)
+        if has_z:  # a literal mode per call: see ``_math.finish``
+            finish(dst, bias[r], z[r].reshape(oh_n * ow_n)[start:start + n], True, code, p0,
+                   p1)
+        else:
+            finish(dst, bias[r], dst, False, code, p0, p1)
 
 
 def banded(X, W, bias, Z4, code, g, Y) -> np.ndarray:

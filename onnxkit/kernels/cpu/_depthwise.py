@@ -160,8 +160,10 @@ def _depthwise_planes(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1
                 seg = acc[oh * wq:oh * wq + ow_n]
                 for t in range(ow_n):
                     row[t] = seg[t]
-            res = z[n, m].reshape(oh_n * ow_n) if has_z else z[0, 0, 0]
-            finish(out, bias[m], out, res, 1 if has_z else 0, code, p0, p1)
+            if has_z:  # a literal mode per call: see ``_math.finish``
+                finish(out, bias[m], z[n, m].reshape(oh_n * ow_n), True, code, p0, p1)
+            else:
+                finish(out, bias[m], out, False, code, p0, p1)
 
 
 @njit(cache=True, parallel=True)
@@ -207,5 +209,7 @@ def _nhwc_rows(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1, y, lo
                     wt = w[i, j]
                     for c in range(channels):
                         out[c] += wt[c] * src[c]
-            res = z[oh, ow] if has_z else z[0, 0]
-            finish(out, zero, out, res, 1 if has_z else 0, code, p0, p1)
+            if has_z:
+                finish(out, zero, z[oh, ow], True, code, p0, p1)
+            else:
+                finish(out, zero, out, False, code, p0, p1)

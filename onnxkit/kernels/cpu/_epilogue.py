@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from onnxkit.kernels.cpu._math import FASTMATH, NONE, activation_code, finish
+from onnxkit.kernels.cpu._math import (FASTMATH, NONE, activation_code, finish_rows_bias,
+                                       finish_rows_vector)
 from onnxkit.kernels.cpu._threads import split
 from onnxkit.ops.fused._common import activate as reference_activate
 
@@ -24,9 +25,7 @@ _NO_VECTOR = {t: np.zeros(1, t) for t in (np.float32, np.float64)}
 
 @njit(cache=True, error_model="numpy", fastmath=FASTMATH)
 def _finish_rows(y, bias, z, has_z, code, p0, p1, lo, hi):
-    m = len(bias)
-    for r in range(lo, hi):
-        finish(y[r], bias[r % m], bias, z[r if has_z else 0], 1 if has_z else 0, code, p0, p1)
+    finish_rows_bias(y, bias, z, has_z, lo, hi, code, p0, p1)
 
 
 @njit(cache=True, parallel=True)
@@ -56,13 +55,10 @@ def finish_cols(y, bias, z, has_bias, has_z, code, p0, p1):
 
 @njit(cache=True, error_model="numpy", fastmath=FASTMATH)
 def _finish_cols(y, bias, z, has_bias, has_z, code, p0, p1, lo, hi):
-    zero = np.zeros(1, y.dtype)[0]
-    for r in range(lo, hi):
-        zr = z[r if has_z else 0]
-        if has_bias:
-            finish(y[r], zero, bias, zr, 3 if has_z else 2, code, p0, p1)
-        else:
-            finish(y[r], zero, bias, zr, 1 if has_z else 0, code, p0, p1)
+    if has_bias:
+        finish_rows_vector(y, bias, z, has_z, lo, hi, code, p0, p1)
+    else:  # no bias: a zero for every row
+        finish_rows_bias(y, bias[:1] * 0, z, has_z, lo, hi, code, p0, p1)
 
 
 def _params(y, p0, p1):

@@ -76,44 +76,116 @@ def activate(v, code, p0, p1):
 
 
 @njit(inline="always", fastmath=FASTMATH, error_model="numpy")
-def _finish(dst, b, vec, z, mode, code, p0, p1):
+def _add_bias(dst, b, z, with_z, code, p0, p1):
     n = dst.size
-    if mode == 0:
-        for i in range(n):
-            dst[i] = activate(dst[i] + b, code, p0, p1)
-    elif mode == 1:
+    if with_z:
         for i in range(n):
             dst[i] = activate(dst[i] + b + z[i], code, p0, p1)
-    elif mode == 2:
-        for i in range(n):
-            dst[i] = activate(dst[i] + vec[i], code, p0, p1)
     else:
         for i in range(n):
-            dst[i] = activate(dst[i] + vec[i] + z[i], code, p0, p1)
+            dst[i] = activate(dst[i] + b, code, p0, p1)
 
 
 @njit(inline="always", fastmath=FASTMATH, error_model="numpy")
-def finish(dst, b, vec, z, mode, code, p0, p1):
-    """In place: dst[i] = activate(dst[i] + added[i]), the epilogue of one row.
+def _add_vector(dst, vec, z, with_z, code, p0, p1):
+    n = dst.size
+    if with_z:
+        for i in range(n):
+            dst[i] = activate(dst[i] + vec[i] + z[i], code, p0, p1)
+    else:
+        for i in range(n):
+            dst[i] = activate(dst[i] + vec[i], code, p0, p1)
 
-    mode 0: added = b;  1: b + z[i];  2: vec[i];  3: vec[i] + z[i]
+
+@njit(inline="always", fastmath=FASTMATH, error_model="numpy")
+def finish(dst, b, z, with_z, code, p0, p1):
+    """In place: dst[i] = activate(dst[i] + b (+ z[i])), the epilogue of one row or plane.
+
     Each branch passes ``code`` as a constant, so every loop compiles (and vectorizes)
-    for one activation instead of testing the code per element.
+    for one activation instead of testing the code per element. Pass ``with_z`` as a
+    literal (``if has_z: finish(d, b, z_row, True, ...) else: finish(d, b, d, False, ...)``):
+    with the choice made at run time inside, a call cost ~30 ns more (960 rows of 49
+    values: 29.6 us instead of 3.9), which a kernel calling it per plane or row pays on
+    every one.
     """
     if code == RELU:
-        _finish(dst, b, vec, z, mode, RELU, p0, p1)
+        _add_bias(dst, b, z, with_z, RELU, p0, p1)
     elif code == CLIP:
-        _finish(dst, b, vec, z, mode, CLIP, p0, p1)
+        _add_bias(dst, b, z, with_z, CLIP, p0, p1)
     elif code == LEAKY_RELU:
-        _finish(dst, b, vec, z, mode, LEAKY_RELU, p0, p1)
+        _add_bias(dst, b, z, with_z, LEAKY_RELU, p0, p1)
     elif code == HARD_SIGMOID:
-        _finish(dst, b, vec, z, mode, HARD_SIGMOID, p0, p1)
+        _add_bias(dst, b, z, with_z, HARD_SIGMOID, p0, p1)
     elif code == HARD_SWISH:
-        _finish(dst, b, vec, z, mode, HARD_SWISH, p0, p1)
+        _add_bias(dst, b, z, with_z, HARD_SWISH, p0, p1)
     elif code == GELU:
-        _finish(dst, b, vec, z, mode, GELU, p0, p1)
+        _add_bias(dst, b, z, with_z, GELU, p0, p1)
     else:
-        _finish(dst, b, vec, z, mode, NONE, p0, p1)
+        _add_bias(dst, b, z, with_z, NONE, p0, p1)
+
+
+@njit(inline="always", fastmath=FASTMATH, error_model="numpy")
+def _rows_bias(y, bias, z, has_z, lo, hi, code, p0, p1):
+    m = len(bias)
+    if has_z:
+        for r in range(lo, hi):
+            _add_bias(y[r], bias[r % m], z[r], True, code, p0, p1)
+    else:
+        for r in range(lo, hi):
+            _add_bias(y[r], bias[r % m], y[r], False, code, p0, p1)
+
+
+@njit(inline="always", fastmath=FASTMATH, error_model="numpy")
+def _rows_vector(y, vec, z, has_z, lo, hi, code, p0, p1):
+    if has_z:
+        for r in range(lo, hi):
+            _add_vector(y[r], vec, z[r], True, code, p0, p1)
+    else:
+        for r in range(lo, hi):
+            _add_vector(y[r], vec, y[r], False, code, p0, p1)
+
+
+@njit(inline="always", fastmath=FASTMATH, error_model="numpy")
+def finish_rows_bias(y, bias, z, has_z, lo, hi, code, p0, p1):
+    """The epilogue of the rows lo .. hi - 1 of the 2-D ``y``: row r gets
+    ``bias[r % len(bias)]`` (Conv: a row per output channel) and z[r] when ``has_z``.
+    The activation and the residual are switched on once, not once per row: short rows
+    (a 7x7 plane, a 1x1 one) cost ~3 ns each instead of ~30 (960 rows of 1 and of 49
+    values: 29.6 -> 2.7 us and 32.5 -> 6.3 us)."""
+    if code == RELU:
+        _rows_bias(y, bias, z, has_z, lo, hi, RELU, p0, p1)
+    elif code == CLIP:
+        _rows_bias(y, bias, z, has_z, lo, hi, CLIP, p0, p1)
+    elif code == LEAKY_RELU:
+        _rows_bias(y, bias, z, has_z, lo, hi, LEAKY_RELU, p0, p1)
+    elif code == HARD_SIGMOID:
+        _rows_bias(y, bias, z, has_z, lo, hi, HARD_SIGMOID, p0, p1)
+    elif code == HARD_SWISH:
+        _rows_bias(y, bias, z, has_z, lo, hi, HARD_SWISH, p0, p1)
+    elif code == GELU:
+        _rows_bias(y, bias, z, has_z, lo, hi, GELU, p0, p1)
+    else:
+        _rows_bias(y, bias, z, has_z, lo, hi, NONE, p0, p1)
+
+
+@njit(inline="always", fastmath=FASTMATH, error_model="numpy")
+def finish_rows_vector(y, vec, z, has_z, lo, hi, code, p0, p1):
+    """``finish_rows_bias`` with ``vec`` added along every row (Gemm, MatMul: a bias
+    per column)."""
+    if code == RELU:
+        _rows_vector(y, vec, z, has_z, lo, hi, RELU, p0, p1)
+    elif code == CLIP:
+        _rows_vector(y, vec, z, has_z, lo, hi, CLIP, p0, p1)
+    elif code == LEAKY_RELU:
+        _rows_vector(y, vec, z, has_z, lo, hi, LEAKY_RELU, p0, p1)
+    elif code == HARD_SIGMOID:
+        _rows_vector(y, vec, z, has_z, lo, hi, HARD_SIGMOID, p0, p1)
+    elif code == HARD_SWISH:
+        _rows_vector(y, vec, z, has_z, lo, hi, HARD_SWISH, p0, p1)
+    elif code == GELU:
+        _rows_vector(y, vec, z, has_z, lo, hi, GELU, p0, p1)
+    else:
+        _rows_vector(y, vec, z, has_z, lo, hi, NONE, p0, p1)
 
 
 def activation_code(activation: str, params) -> tuple[int, float, float] | None:

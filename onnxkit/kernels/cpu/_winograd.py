@@ -255,8 +255,10 @@ def _output_channels(p, t0, th_n, tw_n, bias, z, has_z, code, p0, p1, y, lo, hi)
                 row[2 * tw + 1] = odd[tw]
             if ow_n % 2:
                 row[ow_n - 1] = even[pairs]
-            res = z[m, oh] if has_z else z[0, 0]
-            finish(row, bias[m], row, res, 1 if has_z else 0, code, p0, p1)
+            if has_z:  # a literal mode per call: see ``_math.finish``
+                finish(row, bias[m], z[m, oh], True, code, p0, p1)
+            else:
+                finish(row, bias[m], row, False, code, p0, p1)
 
 
 _NO_Z = np.zeros((1, 1, 1), np.float32)

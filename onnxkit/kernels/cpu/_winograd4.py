@@ -232,8 +232,10 @@ def _output_channels(p, t0, th_n, tw_n, bias, z, has_z, code, p0, p1, y, lo, hi)
             for ow in range(4 * full, ow_n):
                 row[ow] = o[i, ow - 4 * full, base + full]
         plane = y[m].reshape(oh_n * ow_n)
-        res = z[m].reshape(oh_n * ow_n) if has_z else z[0, 0]
-        finish(plane, bias[m], plane, res, 1 if has_z else 0, code, p0, p1)
+        if has_z:  # a literal mode per call: see ``_math.finish``
+            finish(plane, bias[m], z[m].reshape(oh_n * ow_n), True, code, p0, p1)
+        else:
+            finish(plane, bias[m], plane, False, code, p0, p1)
 
 
 def winograd4_conv(X, W, bias, Z4, code, begin, out_shape):

@@ -51,7 +51,7 @@ def _affine(x, mean, inv, shift, code, p0, p1, y, lo, hi):
         for i in range(src.size):
             dst[i] = (src[i] - m) * s + b
         if code != NONE:
-            finish(dst, zero, dst, dst, 0, code, p0, p1)
+            finish(dst, zero, dst, False, code, p0, p1)
 
 
 def batch_norm_fast(X, scale, B, mean, var, epsilon, activation="", params=None):
