@@ -55,10 +55,10 @@ def test_banded_conv_matches_a_direct_convolution(monkeypatch, case, dtype, rows
     xs, ws, pads, strides, dilations, act, has_z = case
     monkeypatch.setattr(_banded, "MIN_COLUMNS", 0)  # small test layers take the band path
     if rows is not None:
-        monkeypatch.setattr(_banded, "band_rows", lambda *args: rows)
+        monkeypatch.setattr(conv, "band_rows", lambda *args: rows)
     calls = []
-    real = conv.banded
-    monkeypatch.setattr(conv, "banded", lambda *a: calls.append(1) or real(*a))
+    real = conv._by_bands
+    monkeypatch.setattr(conv, "_by_bands", lambda *a: calls.append(1) or real(*a))
     X = RNG.standard_normal(xs).astype(dtype)
     W = RNG.standard_normal(ws).astype(dtype)
     B = RNG.standard_normal(ws[0]).astype(dtype)

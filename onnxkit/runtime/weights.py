@@ -26,6 +26,8 @@ from onnxkit.runtime.values import tensor_to_array
 DATA_FIELDS = frozenset({"raw_data", "float_data", "int32_data", "string_data", "int64_data",
                          "double_data", "uint64_data", "external_data", "data_location"})
 
+_NOT_DATA = frozenset(TensorProto.DESCRIPTOR.fields_by_name) - DATA_FIELDS
+
 
 def _copy_fields(src, dst, skip: Iterable[str] = ()) -> None:
     """Copy every set field of message ``src`` into the empty message ``dst``, but ``skip``.
@@ -70,9 +72,7 @@ def attach_weights(skeleton: ModelProto, arrays: dict) -> ModelProto:
     model.CopyFrom(skeleton)
     for t in model.graph.initializer:
         if t.name in arrays:
-            _copy_fields(_tensor(arrays[t.name], t), t,
-                         skip=[f for f in TensorProto.DESCRIPTOR.fields_by_name
-                               if f not in DATA_FIELDS])
+            _copy_fields(_tensor(arrays[t.name], t), t, skip=_NOT_DATA)
     return model
 
 

@@ -16,12 +16,12 @@ written, and the epilogue runs on the part of Y the product just wrote. Measured
 
 Each band's product re-packs W, so the bands are for layers whose weights are small
 (``eligible``: the stems, the stride-2 layers of few channels); a 512-channel layer
-keeps the whole-image product.
+keeps the whole-image product. The host side (scratch, phases, one call per image) is
+``conv._by_bands``.
 """
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit, prange
 
 from onnxkit.kernels.cpu._blas import AVAILABLE, NO_TRANS, gemm_call
@@ -100,42 +100,3 @@ def _band(x, xp, w, bias, z, has_z, code, p0, p1, y, buf, kh, kw, sh, sw, dh, dw
                    p1)
         else:
             finish(dst, bias[r], dst, False, code, p0, p1)
-
-
-def banded(X, W, bias, Z4, code, g, Y) -> np.ndarray:
-    """``Y`` = the fused convolution of X (N, C, H, W) by bands (the layer is ``eligible``;
-    group 1); ``code`` = (activation code, p0, p1), ``g`` the window geometry."""
-    from onnxkit.kernels.cpu._buffers import empty
-    from onnxkit.kernels.cpu._im2col import phase_shape, phases
-
-    n, c = X.shape[:2]
-    m, _, kh, kw = W.shape
-    oh, ow = Y.shape[2:]
-    k = c * kh * kw
-    rows = band_rows(k, oh, ow, X.itemsize)
-    scratch = empty(scratch_shape(k, ow, rows, oh), X.dtype)
-    (sh, sw), (dh, dw) = g.strides, g.dilations
-    w = _read_only(np.ascontiguousarray(W).reshape(m, k))
-    bias = _read_only(bias)
-    xp = empty(phase_shape(X.shape[1:], sw), X.dtype) if sw > 1 else _NO_PHASES[X.dtype]
-    act, p0, p1 = code
-    p0, p1 = X.dtype.type(p0), X.dtype.type(p1)
-    for i in range(n):
-        if sw > 1:
-            phases(X[i], sw, xp)
-        z = _NO_Z[X.dtype] if Z4 is None else np.ascontiguousarray(Z4[i])
-        banded_conv(X[i], xp, w, bias, z, Z4 is not None, act, p0, p1, Y[i], scratch, kh, kw,
-                    sh, sw, dh, dw, g.begin[0], g.begin[1], rows)
-    return Y
-
-
-def _read_only(a: np.ndarray) -> np.ndarray:
-    """A read-only view: weights and biases come writable or not (an initializer, a
-    folded BatchNorm, a missing bias's zeros); Numba compiles one signature per flag."""
-    view = a.view()
-    view.flags.writeable = False
-    return view
-
-
-_NO_PHASES = {t: np.zeros((1, 1, 1, 1), t) for t in (np.dtype(np.float32), np.dtype(np.float64))}
-_NO_Z = {t: np.zeros((1, 1, 1), t) for t in (np.dtype(np.float32), np.dtype(np.float64))}

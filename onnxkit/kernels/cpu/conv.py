@@ -26,7 +26,8 @@ from functools import lru_cache
 import numpy as np
 
 from onnxkit.kernels.cpu import CPU
-from onnxkit.kernels.cpu._banded import banded, eligible as banded_eligible
+from onnxkit.kernels.cpu._banded import band_rows, banded_conv, eligible as banded_eligible
+from onnxkit.kernels.cpu._banded import scratch_shape
 from onnxkit.kernels.cpu._blas import matmul
 from onnxkit.kernels.cpu._buffers import empty, forget_laid_out
 from onnxkit.kernels.cpu._depthwise import depthwise_conv, depthwise_conv_nhwc
@@ -131,7 +132,7 @@ def conv2d(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, pa
         Y = _fastest(X, W, B, bias, Z4, group, g, activation, params, code, out_shape)
     elif (code is not None and not _pointwise(W, g, X.shape[2:])
           and banded_eligible(m, cg * W.shape[2] * W.shape[3], oh * ow, group, X.itemsize)):
-        Y = banded(X, W, bias, Z4, code, g, empty(out_shape, X.dtype))
+        Y = _by_bands(X, W, bias, Z4, code, g, empty(out_shape, X.dtype))
     else:
         Y = _gemm_conv(X, W, B, Z4, group, g, activation, params)
     return Y[:, :, 0, :] if one_d else Y
@@ -158,6 +159,38 @@ def _fastest(X, W, B, bias, Z4, group, g, activation, params, code, out_shape):
         if name != kept:
             forget_laid_out(W, tag)
     return Y
+
+
+def _by_bands(X, W, bias, Z4, code, g, Y):
+    """A layer ``_banded.eligible`` for row bands (group 1): im2col, product and
+    epilogue band by band, each band in its thread's cache (``_banded``)."""
+    n, c = X.shape[:2]
+    m, _, kh, kw = W.shape
+    oh, ow = Y.shape[2:]
+    k = c * kh * kw
+    rows = band_rows(k, oh, ow, X.itemsize)
+    scratch = empty(scratch_shape(k, ow, rows, oh), X.dtype)
+    (sh, sw), (dh, dw) = g.strides, g.dilations
+    w = _read_only(np.ascontiguousarray(W).reshape(m, k))
+    xp = empty(phase_shape(X.shape[1:], sw), X.dtype) if sw > 1 else _NO_PHASES[X.dtype]
+    act, p0, p1 = code
+    p0, p1 = X.dtype.type(p0), X.dtype.type(p1)
+    for i in range(n):
+        if sw > 1:
+            phases(X[i], sw, xp)
+        z = _NO_Z3[X.dtype] if Z4 is None else np.ascontiguousarray(Z4[i])
+        banded_conv(X[i], xp, w, _read_only(bias), z, Z4 is not None, act, p0, p1, Y[i],
+                    scratch, kh, kw, sh, sw, dh, dw, g.begin[0], g.begin[1], rows)
+    return Y
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """A read-only view: weights and biases come writable or not (an initializer, a
+    folded BatchNorm, a missing bias's zeros); Numba compiles one signature per flag, and
+    ``warm`` compiles the read-only one."""
+    view = a.view()
+    view.flags.writeable = False
+    return view
 
 
 def _pointwise(W, g, in_hw) -> bool:
