@@ -50,8 +50,9 @@ test-notebooks: venv
 	$(PY) -m pytest -q --nbval notebooks --nbval-sanitize-with notebooks/sanitize.cfg
 
 # the cpu kernels with every work split taken, on three threads (uneven parts): small
-# inputs split too (ONNXKIT_CPU_MIN_PARALLEL=1); its own kernel cache, warmed first
-SPLIT := NUMBA_NUM_THREADS=3 ONNXKIT_CPU_MIN_PARALLEL=1 OPENBLAS_NUM_THREADS=1
+# inputs split too (ONNXKIT_CPU_MIN_PARALLEL=1), the products on numpy's OpenBLAS rather
+# than oneMKL (ONNXKIT_BLAS=openblas: the fallback, tested); its own kernel cache, warmed first
+SPLIT := NUMBA_NUM_THREADS=3 ONNXKIT_CPU_MIN_PARALLEL=1 ONNXKIT_BLAS=openblas OPENBLAS_NUM_THREADS=1
 test-threads: venv
 	$(SPLIT) $(PY) -m onnxkit.kernels.cpu.warm > /dev/null
 	$(SPLIT) $(PY) -m pytest -n $(JOBS) -p no:cacheprovider -q tests/test_cpu_executor.py tests/test_cpu_blas.py tests/test_cpu_banded.py

@@ -1,11 +1,14 @@
 """The cpu executor's matrix products on the Numba threads (``onnxkit.kernels.cpu._blas``).
 
-Every product is checked against numpy's own ``matmul`` (an independent path through
-the same BLAS) for each way an operand can lie in memory, and for each way of splitting
+Every product is checked against numpy's own ``matmul`` (numpy's OpenBLAS: a library
+independent of oneMKL, which does onnxkit's products where installed) for each way an operand can lie in memory, and for each way of splitting
 the work: by columns, by rows, over a batch, with more parts than threads.
 """
 
 from __future__ import annotations
+
+import importlib.metadata
+import os
 
 import numpy as np
 import pytest
@@ -17,6 +20,22 @@ from tests.cuda.cases import f32
 
 pytestmark = pytest.mark.skipif(not _blas.AVAILABLE, reason="numpy's BLAS was not found")
 RNG = np.random.default_rng(11)
+
+
+def test_onemkl_does_the_products_where_installed():
+    """The ``mkl`` wheel (a dependency on Linux x86-64) is found and used, unless refused
+    with ``ONNXKIT_BLAS=openblas``; numpy's OpenBLAS otherwise."""
+    try:
+        importlib.metadata.version("mkl")
+        installed = True
+    except importlib.metadata.PackageNotFoundError:
+        installed = False
+    refused = os.environ.get("ONNXKIT_BLAS", "").strip().lower() == "openblas"
+    if installed and not refused:
+        assert _blas.LIBRARY.startswith("libmkl_rt"), _blas.LIBRARY
+        assert _blas.ILP64 and _blas._S_NAME == "cblas_sgemm_64"
+    else:
+        assert "openblas" in _blas.LIBRARY, _blas.LIBRARY
 
 
 def _layouts(x):

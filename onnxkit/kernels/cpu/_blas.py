@@ -1,4 +1,5 @@
-"""Matrix products on the Numba threads: numpy's own BLAS, one single-threaded call per part.
+"""Matrix products on the Numba threads: oneMKL (or numpy's OpenBLAS), one single-threaded
+call per part.
 
     matmul(a, b, out)        out = a @ b: 2-D, or 3-D batches (b may be one 2-D matrix)
         2-D:      split along the columns of ``out`` (or its rows, when it is narrow)
@@ -19,11 +20,17 @@ Measured on the 2-core VM (``tests/test_cpu_blas.py`` checks the values, not the
 64 x 576 x 3136 in 0.90 ms (numpy with two BLAS threads: 0.91 ms); followed by a
 memory-bound parallel kernel, 1.07 ms where the two-pool version took 1.25 ms.
 
-The BLAS functions are found in numpy's own library (``numpy.libs``: scipy-openblas,
-64-bit integers, symbols ``scipy_cblas_sgemm64_`` ...) and handed to LLVM by name
-(``onnxkit_sgemm``), so the kernels that call them stay cacheable. Where they cannot be
-found (numpy built against another BLAS), ``AVAILABLE`` is False and ``matmul`` is
-``np.matmul``.
+Which BLAS. oneMKL's single dynamic library (``libmkl_rt``, from the ``mkl`` wheel, a
+dependency on Linux x86-64), set to its sequential layer: on the development VM's Xeon
+its single-thread sgemm runs the network's products 10-60% faster than OpenBLAS's
+(512 x 4608 x 25: 0.80 ms against 1.32; 64 x 256 x 1568: 0.24 against 0.34), and the
+models 12-27% faster end to end (docs/cpu.md). Where it is missing, or with
+``ONNXKIT_BLAS=openblas``, numpy's own library (``numpy.libs``: scipy-openblas, 64-bit
+integers, symbols ``scipy_cblas_sgemm64_`` ...). Either way the 64-bit-integer entry
+points (oneMKL's ``cblas_sgemm_64``) are handed to LLVM by name (``onnxkit_sgemm``), so
+the kernels that call them stay cacheable; the library's name is part of the kernel
+cache's (``cache_dir``). Where neither is found, ``AVAILABLE`` is False and ``matmul``
+is ``np.matmul``. numpy's own OpenBLAS pool is the one ``one_blas_thread`` sets.
 """
 
 from __future__ import annotations
@@ -31,12 +38,14 @@ from __future__ import annotations
 import ctypes
 import glob
 import os
+import sys
 from contextlib import contextmanager
 
 import numpy as np
 from numba import get_num_threads, njit, prange, types
 
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
+MKL_SEQUENTIAL = 1  # MKL_Set_Threading_Layer's MKL_THREADING_SEQUENTIAL
 MIN_PART_COLUMNS = 128  # a 2-D product is split by columns only if each part gets this many
 MIN_PART_ROWS = 16  # ... else by rows, if each part gets this many
 MIN_SPLIT_MACS = 1 << 21  # a product with fewer multiply-adds runs as one call ...
@@ -44,8 +53,8 @@ MIN_SPLIT_WEIGHTS = 1 << 18  # ... unless its right operand is this big (a class
 # 1 x 1280 x 1000 product reads 5 MB: bound by memory, it takes both cores)
 
 
-def _library():
-    """numpy's bundled BLAS as a ctypes library, its file name and whether it is ILP64."""
+def _numpy_blas():
+    """numpy's bundled BLAS as a ctypes library and its file name."""
     here = os.path.dirname(np.__file__)
     for pattern in ("libscipy_openblas*.so*", "libopenblas*.so*"):
         for path in sorted(glob.glob(os.path.join(here, "..", "numpy.libs", pattern))):
@@ -56,6 +65,40 @@ def _library():
     return None, ""
 
 
+def _mkl():
+    """oneMKL's single dynamic library (the ``mkl`` wheel) set to run sequentially, and its
+    file name; (None, "") where it is missing, refused (``ONNXKIT_BLAS=openblas``) or already
+    set up by someone else to run threaded."""
+    if os.environ.get("ONNXKIT_BLAS", "").strip().lower() == "openblas":
+        return None, ""
+    for path in sorted(glob.glob(os.path.join(sys.prefix, "lib", "libmkl_rt.so*"))):
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        layer = getattr(lib, "MKL_Set_Threading_Layer", None)
+        if layer is None:
+            continue
+        layer.argtypes, layer.restype = [ctypes.c_int], ctypes.c_int
+        if layer(MKL_SEQUENTIAL) == MKL_SEQUENTIAL:
+            _load_kernels(lib)
+            return lib, os.path.basename(path)
+    return None, ""
+
+
+def _load_kernels(lib) -> None:
+    """One small product of each type: oneMKL loads its kernels for this CPU (libmkl_core,
+    libmkl_avx512 ..., ~18 MiB resident) on its first products; done here, with the
+    library, not in a session's first run."""
+    for name, ctype, dtype in (("cblas_sgemm", ctypes.c_float, np.float32),
+                               ("cblas_dgemm", ctypes.c_double, np.float64)):
+        n = 8
+        a, c = np.ones((n, n), dtype), np.empty((n, n), dtype)
+        getattr(lib, name)(ROW_MAJOR, NO_TRANS, NO_TRANS, n, n, n, ctype(1),
+                           ctypes.c_void_p(a.ctypes.data), n, ctypes.c_void_p(a.ctypes.data),
+                           n, ctype(0), ctypes.c_void_p(c.ctypes.data), n)
+
+
 def _symbol(lib, names):
     for name in names:
         fn = getattr(lib, name, None) if lib is not None else None
@@ -64,17 +107,20 @@ def _symbol(lib, names):
     return None, None
 
 
-_LIB, LIBRARY = _library()
-_S_NAME, _SGEMM = _symbol(_LIB, ("scipy_cblas_sgemm64_", "cblas_sgemm64_", "scipy_cblas_sgemm",
-                                 "cblas_sgemm"))
-_D_NAME, _DGEMM = _symbol(_LIB, ("scipy_cblas_dgemm64_", "cblas_dgemm64_", "scipy_cblas_dgemm",
-                                 "cblas_dgemm"))
-_, _SET = _symbol(_LIB, ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_",
-                         "scipy_openblas_set_num_threads", "openblas_set_num_threads"))
-_, _GET = _symbol(_LIB, ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_",
-                         "scipy_openblas_get_num_threads", "openblas_get_num_threads"))
+_NUMPY, _NUMPY_NAME = _numpy_blas()
+_MKL, _MKL_NAME = _mkl()
+_LIB, LIBRARY = (_MKL, _MKL_NAME) if _MKL is not None else (_NUMPY, _NUMPY_NAME)
+_S_NAME, _SGEMM = _symbol(_LIB, ("cblas_sgemm_64", "scipy_cblas_sgemm64_", "cblas_sgemm64_",
+                                 "scipy_cblas_sgemm", "cblas_sgemm"))
+_D_NAME, _DGEMM = _symbol(_LIB, ("cblas_dgemm_64", "scipy_cblas_dgemm64_", "cblas_dgemm64_",
+                                 "scipy_cblas_dgemm", "cblas_dgemm"))
+# numpy's own pool (its np.matmul / np.dot calls), set to one thread during a run
+_, _SET = _symbol(_NUMPY, ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_",
+                           "scipy_openblas_set_num_threads", "openblas_set_num_threads"))
+_, _GET = _symbol(_NUMPY, ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_",
+                           "scipy_openblas_get_num_threads", "openblas_get_num_threads"))
 AVAILABLE = None not in (_SGEMM, _DGEMM, _SET, _GET)
-ILP64 = bool(_S_NAME and _S_NAME.endswith("64_"))
+ILP64 = bool(_S_NAME) and _S_NAME.endswith(("64_", "_64"))
 
 if AVAILABLE:
     import llvmlite.binding as llvm
