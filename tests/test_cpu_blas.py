@@ -66,16 +66,28 @@ def test_products_match_numpy_for_every_layout(dtype, m, k, n):
 
 @pytest.mark.parametrize("parts", [1, 2, 3, 7])
 @pytest.mark.parametrize("m, n", [(300, 1000), (100, 20), (5, 3)])
-def test_every_split_covers_the_output_once(parts, m, n):
-    """Column splits (wide outputs), row splits (narrow ones), more parts than rows."""
+@pytest.mark.parametrize("by_columns", [True, False])
+@pytest.mark.parametrize("order_a, order_b", [("C", "C"), ("F", "F"), ("C", "F")])
+def test_every_split_covers_the_output_once(parts, m, n, by_columns, order_a, order_b):
+    """Column splits and row splits, of operands as they lie or transposed (F order:
+    TRANS), with more parts than rows or columns."""
     k = 6
     a, b = f32(m, k), f32(k, n)
+    a_, b_ = np.asarray(a, order=order_a), np.asarray(b, order=order_b)
     out = np.full((m, n), np.nan, np.float32)
-    ta, lda = _blas._layout(a)
-    tb, ldb = _blas._layout(b)
-    _blas.gemm_parts(a.ctypes.data, ta, lda, b.ctypes.data, tb, ldb, out.ctypes.data, n, m, n,
-                     k, 4, parts)
+    ta, lda = _blas._layout(a_)
+    tb, ldb = _blas._layout(b_)
+    _blas.gemm_parts(a_.ctypes.data, ta, lda, b_.ctypes.data, tb, ldb, out.ctypes.data, n, m,
+                     n, k, 4, parts, by_columns)
     np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_the_split_direction():
+    """Rows when each part gets ROWS_FIRST of them; else columns when wide enough."""
+    assert not _blas.split_by_columns(512, 784, 2)  # a 512-channel 1x1 layer: rows
+    assert _blas.split_by_columns(64, 3136, 2)  # 64 channels, a 56x56 plane: columns
+    assert not _blas.split_by_columns(64, 100, 2)  # narrow: rows
+    assert _blas.split_by_columns(8, 100, 2)  # too few of either: one column part each
 
 
 def test_transposed_operands_are_read_in_place():

@@ -498,6 +498,37 @@ def test_tuning_keeps_only_the_winners_transformed_weights(tuning):
     assert kept == ({conv._TRANSFORMED[winner]} if winner in conv._TRANSFORMED else set())
 
 
+def test_weights_shared_by_layers_that_chose_differently_are_transformed_once(
+        tuning, monkeypatch):
+    """One weight, two layers (onnx's light models share their weights): a 12x12 layer
+    chose F(4x4), a 20x20 one im2col and a 16x16 one F(2x2). Each keeps what it chose:
+    the transforms are built once, not again on every run (each layer's decision used
+    to drop the others' layouts)."""
+    from onnxkit.kernels.cpu import _winograd, _winograd4, conv
+    from onnxkit.kernels.cpu._buffers import _LAID_OUT
+
+    w = _constant(f32(16, 16, 3, 3))
+    shapes = {12: "winograd4", 20: "im2col", 16: "winograd"}
+    for side, algorithm in shapes.items():
+        tuning._CHOSEN[("conv", (1, 16, side, side), w.shape, (1, 1), (side, side))] = algorithm
+    built = []
+    for module in (_winograd, _winograd4):
+        real = module.weight_transform
+        monkeypatch.setattr(module, "weight_transform",
+                            lambda w_, real=real, name=module.TAG: built.append(name) or real(w_))
+    for _ in range(3):  # three runs of the three layers
+        for side in shapes:
+            x = f32(1, 16, side, side)
+            y = conv.conv(x, w, pads=[1, 1, 1, 1])
+            padded = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+            windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(2, 3))
+            want = np.einsum("nchwij,mcij->nmhw", windows, w.astype(np.float64))
+            np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-3)
+    assert sorted(built) == sorted([_winograd.TAG, _winograd4.TAG])
+    kept = {tag for (ident, tag) in _LAID_OUT if ident == id(w)}
+    assert kept == {_winograd.TAG, _winograd4.TAG}
+
+
 def test_winograd_weights_are_transformed_once_per_constant():
     from onnxkit.kernels.cpu import _winograd
     from onnxkit.kernels.cpu._buffers import laid_out

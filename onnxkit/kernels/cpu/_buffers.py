@@ -159,6 +159,7 @@ def grown(x: np.ndarray, shape) -> np.ndarray | None:
 # --- constant operands, laid out once --------------------------------------------------
 
 _LAID_OUT: dict[tuple[int, str], np.ndarray] = {}
+_IN_USE: set[tuple[int, str]] = set()  # (id, tag) some layer's timing chose
 
 
 def is_constant(x: np.ndarray) -> bool:
@@ -190,10 +191,22 @@ def laid_out(x: np.ndarray, tag: str, build):
     return laid
 
 
+def keep_laid_out(x: np.ndarray, tag: str) -> None:
+    """Mark ``laid_out(x, tag, ...)`` as in use (by a layer whose timing chose it):
+    ``forget_laid_out`` leaves it, when another layer sharing the weights chose otherwise."""
+    key = (id(x), tag)
+    if key not in _IN_USE and is_constant(x):
+        _IN_USE.add(key)
+        weakref.finalize(x, _IN_USE.discard, key)
+
+
 def forget_laid_out(x: np.ndarray, tag: str) -> None:
     """Drop what ``laid_out(x, tag, ...)`` kept (e.g. the weights of an algorithm that
-    lost its timing); the next ``laid_out`` call builds it again."""
-    _LAID_OUT.pop((id(x), tag), None)
+    lost its timing), unless a layer uses it (``keep_laid_out``); the next ``laid_out``
+    call builds it again."""
+    key = (id(x), tag)
+    if key not in _IN_USE:
+        _LAID_OUT.pop(key, None)
 
 
 def contiguous_transpose(x: np.ndarray) -> np.ndarray:

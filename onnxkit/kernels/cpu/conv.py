@@ -29,7 +29,7 @@ from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._banded import band_rows, banded_conv, eligible as banded_eligible
 from onnxkit.kernels.cpu._banded import scratch_shape
 from onnxkit.kernels.cpu._blas import matmul
-from onnxkit.kernels.cpu._buffers import empty, forget_laid_out
+from onnxkit.kernels.cpu._buffers import empty, forget_laid_out, keep_laid_out
 from onnxkit.kernels.cpu._depthwise import depthwise_conv, depthwise_conv_nhwc
 from onnxkit.kernels.cpu._epilogue import epilogue_rows
 from onnxkit.kernels.cpu._im2col import im2col, phase_shape, phases
@@ -155,8 +155,10 @@ def _fastest(X, W, B, bias, Z4, group, g, activation, params, code, out_shape):
     key = ("conv", X.shape, W.shape, g.begin, g.out)
     Y = pick(key, candidates, default)
     kept = chosen(key) or default
+    if kept in _TRANSFORMED:
+        keep_laid_out(W, _TRANSFORMED[kept])
     for name, tag in _TRANSFORMED.items():
-        if name != kept:
+        if name != kept:  # unless another layer with these weights chose it
             forget_laid_out(W, tag)
     return Y
 
