@@ -15,9 +15,12 @@ laid out with the phase width ``wq``:
 ``Q`` are zeroed once per call; each channel only copies its plane in. The epilogue
 (bias, residual, activation) runs on each output plane once it is written.
 
-Small planes (late layers: 14x14, 7x7 with hundreds of channels) run channels-last
-instead (``depthwise_conv_nhwc``): the caller transposes the few thousand values in
-and out, and the inner loop runs over the channels.
+The commonest layer, 3x3 with stride 1 and padding 1, skips the phase planes: its plane
+is copied into a zero-bordered one and the nine taps read shifted views of it
+(``_plane_3x3``), on planes of any size. Other small planes (late layers: 7x7 after a
+stride 2, with hundreds of channels) run channels-last instead
+(``depthwise_conv_nhwc``): the caller transposes the few thousand values in and out,
+and the inner loop runs over the channels.
 
 Index math from ``onnxkit.kernels.indexing`` (the index helpers of the cpu and cuda
 kernels): ``window_start`` (a window's taps read start + i*dh, as in the cuda direct
@@ -114,6 +117,49 @@ def _taps_3x3(acc, q, wk, dh, dw, sh, sw, wq, span):
                   + w5 * s5[k] + w6 * s6[k] + w7 * s7[k] + w8 * s8[k])
 
 
+@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+def _plane_3x3(src, wk, pad, acc, dst, b, z, has_z, code, p0, p1):
+    """The commonest layer, 3x3 with stride 1 and padding 1 (output plane = input plane
+    (H, W)), on one plane: ``src`` copied into the zero border of ``pad``
+    ((H + 3) * (W + 2)), nine shifted views of it summed into ``acc`` (H * (W + 2)), its
+    rows copied out to ``dst`` (flat H * W), the epilogue. No phase planes: on the 14x14
+    and 7x7 planes of a MobileNet the per-plane setup is most of the work (one thread,
+    576 planes of 14x14: 142 -> 87 us; 960 of 7x7: 149 -> 100 us)."""
+    height, width = src.shape
+    wp = width + 2
+    span = height * wp
+    for h in range(height):
+        row = pad[(h + 1) * wp + 1:(h + 1) * wp + 1 + width]
+        line = src[h]
+        for t in range(width):
+            row[t] = line[t]
+    s0, s1, s2 = pad[0:span], pad[1:1 + span], pad[2:2 + span]
+    s3, s4, s5 = pad[wp:wp + span], pad[wp + 1:wp + 1 + span], pad[wp + 2:wp + 2 + span]
+    s6, s7 = pad[2 * wp:2 * wp + span], pad[2 * wp + 1:2 * wp + 1 + span]
+    s8 = pad[2 * wp + 2:2 * wp + 2 + span]
+    w0, w1, w2 = wk[0, 0], wk[0, 1], wk[0, 2]
+    w3, w4, w5 = wk[1, 0], wk[1, 1], wk[1, 2]
+    w6, w7, w8 = wk[2, 0], wk[2, 1], wk[2, 2]
+    for k in range(span):
+        acc[k] = (w0 * s0[k] + w1 * s1[k] + w2 * s2[k] + w3 * s3[k] + w4 * s4[k]
+                  + w5 * s5[k] + w6 * s6[k] + w7 * s7[k] + w8 * s8[k])
+    for h in range(height):
+        out = dst[h * width:(h + 1) * width]
+        seg = acc[h * wp:h * wp + width]
+        for t in range(width):
+            out[t] = seg[t]
+    if has_z:  # a literal mode per call: see ``_math.finish``
+        finish(dst, b, z, True, code, p0, p1)
+    else:
+        finish(dst, b, dst, False, code, p0, p1)
+
+
+def same_3x3(kernel, strides, dilations, begin, in_hw, out_hw) -> bool:
+    """Whether a depthwise layer takes ``_plane_3x3``: 3x3, stride 1, padding 1."""
+    return (tuple(kernel) == (3, 3) and tuple(strides) == (1, 1) and tuple(dilations) == (1, 1)
+            and tuple(begin[:2]) == (1, 1) and tuple(in_hw) == tuple(out_hw))
+
+
 @njit(cache=True, parallel=True)
 def depthwise_conv(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1, y):
     """x (N, C, H, W), w (M, 1, KH, KW), M = C * mult, into y (N, M, OH, OW).
@@ -139,6 +185,21 @@ def _depthwise_planes(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1
     out_channels, _, kh, kw = w.shape
     oh_n, ow_n = y.shape[2], y.shape[3]
     mult = out_channels // channels
+    if (kh == 3 and kw == 3 and sh == 1 and sw == 1 and dh == 1 and dw == 1 and pt == 1
+            and pl == 1 and oh_n == height and ow_n == width):  # ``same_3x3``
+        pad = np.zeros((height + 3) * (width + 2), x.dtype)
+        acc = np.empty(height * (width + 2), x.dtype)
+        for plane in range(lo, hi):
+            n, c = plane // channels, plane % channels
+            for m in range(c * mult, (c + 1) * mult):
+                dst = y[n, m].reshape(height * width)
+                if has_z:
+                    _plane_3x3(x[n, c], w[m, 0], pad, acc, dst, bias[m],
+                               z[n, m].reshape(height * width), True, code, p0, p1)
+                else:
+                    _plane_3x3(x[n, c], w[m, 0], pad, acc, dst, bias[m], dst, False, code, p0,
+                               p1)
+        return
     hp = _coord(oh_n - 1, kh - 1, sh, 0, dh) + 1  # padded extent the windows read
     wp = _coord(ow_n - 1, kw - 1, sw, 0, dw) + 1
     hq = (hp + sh - 1) // sh + 1  # one slack row: reads past the last row stay inside
