@@ -15,10 +15,10 @@ laid out with the phase width ``wq``:
 ``Q`` are zeroed once per call; each channel only copies its plane in. The epilogue
 (bias, residual, activation) runs on each output plane once it is written.
 
-The commonest layer, 3x3 with stride 1 and padding 1, skips the phase planes: its plane
-is copied into a zero-bordered one and the nine taps read shifted views of it
-(``_plane_3x3``), on planes of any size. Other small planes (late layers: 7x7 after a
-stride 2, with hundreds of channels) run channels-last instead
+The commonest layers, 3x3 with padding 1 and stride 1 or 2, skip the phase planes:
+the plane is copied into a zero-bordered one, and the nine taps read shifted views of
+it (``_plane_3x3``) or its rows at even columns (``_plane_3x3_s2``), on planes of any
+size. Other small planes (7x7 and less, with 32+ channels) run channels-last instead
 (``depthwise_conv_nhwc``): the caller transposes the few thousand values in and out,
 and the inner loop runs over the channels.
 
@@ -154,10 +154,52 @@ def _plane_3x3(src, wk, pad, acc, dst, b, z, has_z, code, p0, p1):
         finish(dst, b, dst, False, code, p0, p1)
 
 
-def same_3x3(kernel, strides, dilations, begin, in_hw, out_hw) -> bool:
-    """Whether a depthwise layer takes ``_plane_3x3``: 3x3, stride 1, padding 1."""
-    return (tuple(kernel) == (3, 3) and tuple(strides) == (1, 1) and tuple(dilations) == (1, 1)
-            and tuple(begin[:2]) == (1, 1) and tuple(in_hw) == tuple(out_hw))
+@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+def _plane_3x3_s2(src, wk, pad, dst, ow_n, b, z, has_z, code, p0, p1):
+    """3x3 with stride 2 and padding 1 (top and left; the output at most
+    ((H - 1) // 2 + 1, (W - 1) // 2 + 1)) on one plane: ``src`` copied into the zero
+    border of ``pad`` ((H + 2) * (W + 2)), then each output row from three padded rows
+    read at even columns (loads LLVM vectorizes as interleaved pairs), no phase planes;
+    ``dst`` flat (OH * OW)."""
+    height, width = src.shape
+    wp = width + 2
+    for h in range(height):
+        row = pad[(h + 1) * wp + 1:(h + 1) * wp + 1 + width]
+        line = src[h]
+        for t in range(width):
+            row[t] = line[t]
+    w0, w1, w2 = wk[0, 0], wk[0, 1], wk[0, 2]
+    w3, w4, w5 = wk[1, 0], wk[1, 1], wk[1, 2]
+    w6, w7, w8 = wk[2, 0], wk[2, 1], wk[2, 2]
+    for oh in range(dst.size // ow_n):
+        r = 2 * oh * wp
+        a, c, e = pad[r:r + wp], pad[r + wp:r + 2 * wp], pad[r + 2 * wp:r + 3 * wp]
+        out = dst[oh * ow_n:(oh + 1) * ow_n]
+        for t in range(ow_n):
+            out[t] = (w0 * a[2 * t] + w1 * a[2 * t + 1] + w2 * a[2 * t + 2]
+                      + w3 * c[2 * t] + w4 * c[2 * t + 1] + w5 * c[2 * t + 2]
+                      + w6 * e[2 * t] + w7 * e[2 * t + 1] + w8 * e[2 * t + 2])
+    if has_z:  # a literal mode per call: see ``_math.finish``
+        finish(dst, b, z, True, code, p0, p1)
+    else:
+        finish(dst, b, dst, False, code, p0, p1)
+
+
+@njit(cache=True)
+def _direct_3x3(kh, kw, sh, sw, dh, dw, pt, pl, height, width, oh_n, ow_n):
+    """1: ``_plane_3x3`` (stride 1, padding 1); 2: ``_plane_3x3_s2``; 0: neither."""
+    if kh != 3 or kw != 3 or dh != 1 or dw != 1 or pt != 1 or pl != 1 or sh != sw:
+        return 0
+    if sh == 1 and oh_n == height and ow_n == width:
+        return 1
+    if sh == 2 and oh_n <= (height - 1) // 2 + 1 and ow_n <= (width - 1) // 2 + 1:
+        return 2
+    return 0
+
+
+def direct_3x3(kernel, strides, dilations, begin, in_hw, out_hw) -> bool:
+    """Whether a depthwise layer takes ``_plane_3x3`` or ``_plane_3x3_s2``."""
+    return _direct_3x3(*kernel, *strides, *dilations, *begin[:2], *in_hw, *out_hw) != 0
 
 
 @njit(cache=True, parallel=True)
@@ -185,20 +227,27 @@ def _depthwise_planes(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1
     out_channels, _, kh, kw = w.shape
     oh_n, ow_n = y.shape[2], y.shape[3]
     mult = out_channels // channels
-    if (kh == 3 and kw == 3 and sh == 1 and sw == 1 and dh == 1 and dw == 1 and pt == 1
-            and pl == 1 and oh_n == height and ow_n == width):  # ``same_3x3``
+    direct = _direct_3x3(kh, kw, sh, sw, dh, dw, pt, pl, height, width, oh_n, ow_n)
+    if direct != 0:
         pad = np.zeros((height + 3) * (width + 2), x.dtype)
         acc = np.empty(height * (width + 2), x.dtype)
         for plane in range(lo, hi):
             n, c = plane // channels, plane % channels
             for m in range(c * mult, (c + 1) * mult):
-                dst = y[n, m].reshape(height * width)
-                if has_z:
-                    _plane_3x3(x[n, c], w[m, 0], pad, acc, dst, bias[m],
-                               z[n, m].reshape(height * width), True, code, p0, p1)
+                dst = y[n, m].reshape(oh_n * ow_n)
+                if direct == 1:
+                    if has_z:
+                        _plane_3x3(x[n, c], w[m, 0], pad, acc, dst, bias[m],
+                                   z[n, m].reshape(oh_n * ow_n), True, code, p0, p1)
+                    else:
+                        _plane_3x3(x[n, c], w[m, 0], pad, acc, dst, bias[m], dst, False, code,
+                                   p0, p1)
+                elif has_z:
+                    _plane_3x3_s2(x[n, c], w[m, 0], pad, dst, ow_n, bias[m],
+                                  z[n, m].reshape(oh_n * ow_n), True, code, p0, p1)
                 else:
-                    _plane_3x3(x[n, c], w[m, 0], pad, acc, dst, bias[m], dst, False, code, p0,
-                               p1)
+                    _plane_3x3_s2(x[n, c], w[m, 0], pad, dst, ow_n, bias[m], dst, False, code,
+                                  p0, p1)
         return
     hp = _coord(oh_n - 1, kh - 1, sh, 0, dh) + 1  # padded extent the windows read
     wp = _coord(ow_n - 1, kw - 1, sw, 0, dw) + 1

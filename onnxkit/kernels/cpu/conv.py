@@ -9,7 +9,7 @@
     then bias, residual Z and activation in one pass (``_epilogue``)
     depthwise (group == C, W is (C*mult, 1, KH, KW)): direct Numba loop, epilogue fused
         (planar; channels-last when the output plane has at most 64 pixels, unless the
-        layer is 3x3 with stride 1 and padding 1: ``_depthwise._plane_3x3``)
+        layer is 3x3 with padding 1 and stride 1 or 2: ``_depthwise._plane_3x3``)
     3x3, stride 1, one group, 16+ channels, constant W (float32): Winograd F(4x4, 3x3)
         (36 BLAS products, 4x fewer multiply-adds, ``_winograd4``), F(2x2, 3x3) (16
         products, 2.25x fewer, ``_winograd``), epilogue fused in both, or im2col:
@@ -31,7 +31,7 @@ from onnxkit.kernels.cpu._banded import band_rows, banded_conv, eligible as band
 from onnxkit.kernels.cpu._banded import scratch_shape
 from onnxkit.kernels.cpu._blas import matmul
 from onnxkit.kernels.cpu._buffers import empty, forget_laid_out, keep_laid_out
-from onnxkit.kernels.cpu._depthwise import depthwise_conv, depthwise_conv_nhwc, same_3x3
+from onnxkit.kernels.cpu._depthwise import depthwise_conv, depthwise_conv_nhwc, direct_3x3
 from onnxkit.kernels.cpu._epilogue import epilogue_rows
 from onnxkit.kernels.cpu._im2col import im2col, phase_shape, phases
 from onnxkit.kernels.cpu._math import activation_code
@@ -90,7 +90,7 @@ def _depthwise(X, W, bias, Z4, Y, g, code):
     p0, p1 = X.dtype.type(p0), X.dtype.type(p1)
     args = g.strides + g.dilations + g.begin[:2]
     if (Y.shape[2] * Y.shape[3] <= SMALL_PLANE and X.shape[1] >= 32 and W.shape[0] == X.shape[1]
-            and not same_3x3(W.shape[2:], g.strides, g.dilations, g.begin, X.shape[2:],
+            and not direct_3x3(W.shape[2:], g.strides, g.dilations, g.begin, X.shape[2:],
                              Y.shape[2:])):
         w_last = np.ascontiguousarray(W[:, 0].transpose(1, 2, 0))
         y_last = np.empty(Y.shape[2:] + Y.shape[1:2], X.dtype)
