@@ -4,6 +4,7 @@
 
     for each image n:
         1x1, stride 1, no padding:  cols = X[n] seen as (C, H*W)          (no copy)
+        1x1, strided, no padding:   cols = X[n][:, ::sh, ::sw]            (one copy)
         otherwise:                  cols = im2col(X[n])  (C*KH*KW, OH*OW) (Numba)
         Y[n] = W (group, M/group, C/group*KH*KW) @ cols (group, ., OH*OW)  (BLAS)
     then bias, residual Z and activation in one pass (``_epilogue``)
@@ -215,18 +216,26 @@ def _gemm_conv(X, W, B, Z4, group, g, activation, params):
     k = cg * kh * kw
     pointwise = _pointwise(W, g, (h, w))
     weights = np.ascontiguousarray(W).reshape(group, m // group, k)
-    sw = g.strides[1]
+    sh, sw = g.strides
+    # 1x1 with a stride and no padding (a ResNet's downsampling shortcut): the columns
+    # are every sh-th row and sw-th column of X, one strided copy (no phase planes)
+    subsample = (kh == kw == 1 and not pointwise and not any(g.begin)
+                 and tuple(g.out) == ((h - 1) // sh + 1, (w - 1) // sw + 1))
     if not pointwise:
         check_allocation((c * kh * kw, oh * ow), X.dtype, "Conv im2col columns")
         cols = empty((c * kh * kw, oh * ow), X.dtype)
-        xp = empty(phase_shape(X.shape[1:], sw), X.dtype) if sw > 1 else _NO_PHASES[X.dtype]
+        xp = (empty(phase_shape(X.shape[1:], sw), X.dtype) if sw > 1 and not subsample
+              else _NO_PHASES[X.dtype])
     for i in range(n):
         if pointwise:
             src = X[i].reshape(group, k, h * w)
+        elif subsample:
+            np.copyto(cols.reshape(c, oh, ow), X[i][:, ::sh, ::sw])
+            src = cols.reshape(group, k, oh * ow)
         else:
             if sw > 1:
                 phases(X[i], sw, xp)
-            im2col(X[i], xp, cols, kh, kw, g.strides[0], sw, g.dilations[0],
+            im2col(X[i], xp, cols, kh, kw, sh, sw, g.dilations[0],
                    g.dilations[1], g.begin[0], g.begin[1], oh, ow)
             src = cols.reshape(group, k, oh * ow)
         if group == 1:
