@@ -189,13 +189,15 @@ def _loads(v) -> str:
 
 def _blas(results) -> str:
     for r in results:
-        for b in sorted(r.get("blas") or (), key=lambda b: not b.get("numpy")):
+        # the library onnxkit's products call (oneMKL where installed), else numpy's
+        for b in sorted(r.get("blas") or (),
+                        key=lambda b: (not b.get("products"), not b.get("numpy"))):
             pool = r.get("numba_threads")
             threads = (f"onnxkit's products and kernels on {pool['threads']} Numba threads "
                        f"({pool['layer']} layer), BLAS one thread per call" if pool
                        else "Numba kernels single-threaded")
-            return (f"{b['api']} {b['version']} core {b['core']} ({b['library']}); "
-                    f"{threads}")
+            core = f" core {b['core']}" if b.get("core") else ""
+            return f"{b['api']} {b['version']}{core} ({b['library']}); {threads}"
     return "—"
 
 

@@ -150,6 +150,7 @@ def child(spec: dict) -> dict:
               "peak_mib": (high - base) / 1024, "peak_total_mib": (high - base_total) / 1024,
               "libraries_mib": (base - base_total) / 1024, "peak_exact": resettable}
     if runtime.startswith("cpu-"):
+        from onnxkit.kernels.cpu._blas import LIBRARY
         from onnxkit.kernels.cpu._threads import blas_info
         from onnxkit.kernels.cpu._tuning import TUNING_LOG, tuning
 
@@ -159,7 +160,7 @@ def child(spec: dict) -> dict:
             layer = numba.threading_layer()
         except ValueError:  # no parallel region has run
             layer = "not started"
-        result["blas"] = blas_info()
+        result["blas"] = [dict(b, products=b["library"] == LIBRARY) for b in blas_info()]
         result["numba_threads"] = {"threads": numba.config.NUMBA_NUM_THREADS, "layer": layer}
         result["conv_tuning"] = {"timed": tuning(),
                                  "chosen": [winner for _, winner, _ in TUNING_LOG]}
