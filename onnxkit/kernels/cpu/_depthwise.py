@@ -100,21 +100,52 @@ def _view(q, i, j, dh, dw, sh, sw, wq, span):
     return q[a, b, base:base + span]
 
 
-@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
-def _taps_3x3(acc, q, wk, dh, dw, sh, sw, wq, span):
-    """The 3x3 case in one pass: nine loads and nine FMAs per output, one store."""
-    s0, s1, s2 = (_view(q, 0, 0, dh, dw, sh, sw, wq, span), _view(q, 0, 1, dh, dw, sh, sw, wq, span),
-                  _view(q, 0, 2, dh, dw, sh, sw, wq, span))
-    s3, s4, s5 = (_view(q, 1, 0, dh, dw, sh, sw, wq, span), _view(q, 1, 1, dh, dw, sh, sw, wq, span),
-                  _view(q, 1, 2, dh, dw, sh, sw, wq, span))
-    s6, s7, s8 = (_view(q, 2, 0, dh, dw, sh, sw, wq, span), _view(q, 2, 1, dh, dw, sh, sw, wq, span),
-                  _view(q, 2, 2, dh, dw, sh, sw, wq, span))
+@njit(inline="always")
+def _nine_taps(acc, wk, span, s0, s1, s2, s3, s4, s5, s6, s7, s8):
+    """acc[k] = sum of wk[i, j] * s_(3i + j)[k]: nine loads and nine FMAs per output."""
     w0, w1, w2 = wk[0, 0], wk[0, 1], wk[0, 2]
     w3, w4, w5 = wk[1, 0], wk[1, 1], wk[1, 2]
     w6, w7, w8 = wk[2, 0], wk[2, 1], wk[2, 2]
     for k in range(span):
         acc[k] = (w0 * s0[k] + w1 * s1[k] + w2 * s2[k] + w3 * s3[k] + w4 * s4[k]
                   + w5 * s5[k] + w6 * s6[k] + w7 * s7[k] + w8 * s8[k])
+
+
+@njit(inline="always")
+def _into_border(src, pad, wp):
+    """The plane ``src`` (H, W) into the inside of the zero-bordered ``pad`` (rows of
+    ``wp`` = W + 2 values, one border row and column before it)."""
+    height, width = src.shape
+    for h in range(height):
+        row = pad[(h + 1) * wp + 1:(h + 1) * wp + 1 + width]
+        line = src[h]
+        for t in range(width):
+            row[t] = line[t]
+
+
+@njit(inline="always")
+def _rows_out(acc, pitch, dst, rows, width, b, z, has_z, code, p0, p1):
+    """Rows of ``acc`` (``pitch`` apart, the first ``width`` of each) into ``dst`` (flat
+    rows * width), then the epilogue on it."""
+    for h in range(rows):
+        out = dst[h * width:(h + 1) * width]
+        seg = acc[h * pitch:h * pitch + width]
+        for t in range(width):
+            out[t] = seg[t]
+    if has_z:  # a literal mode per call: see ``_math.finish``
+        finish(dst, b, z, True, code, p0, p1)
+    else:
+        finish(dst, b, dst, False, code, p0, p1)
+
+
+@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+def _taps_3x3(acc, q, wk, dh, dw, sh, sw, wq, span):
+    """The 3x3 case in one pass (``_nine_taps``) over the phase planes."""
+    _nine_taps(acc, wk, span, _view(q, 0, 0, dh, dw, sh, sw, wq, span),
+               _view(q, 0, 1, dh, dw, sh, sw, wq, span), _view(q, 0, 2, dh, dw, sh, sw, wq, span),
+               _view(q, 1, 0, dh, dw, sh, sw, wq, span), _view(q, 1, 1, dh, dw, sh, sw, wq, span),
+               _view(q, 1, 2, dh, dw, sh, sw, wq, span), _view(q, 2, 0, dh, dw, sh, sw, wq, span),
+               _view(q, 2, 1, dh, dw, sh, sw, wq, span), _view(q, 2, 2, dh, dw, sh, sw, wq, span))
 
 
 @njit(cache=True, error_model="numpy", fastmath=FASTMATH)
@@ -128,30 +159,12 @@ def _plane_3x3(src, wk, pad, acc, dst, b, z, has_z, code, p0, p1):
     height, width = src.shape
     wp = width + 2
     span = height * wp
-    for h in range(height):
-        row = pad[(h + 1) * wp + 1:(h + 1) * wp + 1 + width]
-        line = src[h]
-        for t in range(width):
-            row[t] = line[t]
-    s0, s1, s2 = pad[0:span], pad[1:1 + span], pad[2:2 + span]
-    s3, s4, s5 = pad[wp:wp + span], pad[wp + 1:wp + 1 + span], pad[wp + 2:wp + 2 + span]
-    s6, s7 = pad[2 * wp:2 * wp + span], pad[2 * wp + 1:2 * wp + 1 + span]
-    s8 = pad[2 * wp + 2:2 * wp + 2 + span]
-    w0, w1, w2 = wk[0, 0], wk[0, 1], wk[0, 2]
-    w3, w4, w5 = wk[1, 0], wk[1, 1], wk[1, 2]
-    w6, w7, w8 = wk[2, 0], wk[2, 1], wk[2, 2]
-    for k in range(span):
-        acc[k] = (w0 * s0[k] + w1 * s1[k] + w2 * s2[k] + w3 * s3[k] + w4 * s4[k]
-                  + w5 * s5[k] + w6 * s6[k] + w7 * s7[k] + w8 * s8[k])
-    for h in range(height):
-        out = dst[h * width:(h + 1) * width]
-        seg = acc[h * wp:h * wp + width]
-        for t in range(width):
-            out[t] = seg[t]
-    if has_z:  # a literal mode per call: see ``_math.finish``
-        finish(dst, b, z, True, code, p0, p1)
-    else:
-        finish(dst, b, dst, False, code, p0, p1)
+    _into_border(src, pad, wp)
+    a, b2 = wp, 2 * wp  # tap (i, j) reads pad shifted by i rows and j columns
+    _nine_taps(acc, wk, span, pad[0:span], pad[1:1 + span], pad[2:2 + span], pad[a:a + span],
+               pad[a + 1:a + 1 + span], pad[a + 2:a + 2 + span], pad[b2:b2 + span],
+               pad[b2 + 1:b2 + 1 + span], pad[b2 + 2:b2 + 2 + span])
+    _rows_out(acc, wp, dst, height, width, b, z, has_z, code, p0, p1)
 
 
 @njit(cache=True, error_model="numpy", fastmath=FASTMATH)
@@ -161,13 +174,8 @@ def _plane_3x3_s2(src, wk, pad, dst, ow_n, b, z, has_z, code, p0, p1):
     border of ``pad`` ((H + 2) * (W + 2)), then each output row from three padded rows
     read at even columns (loads LLVM vectorizes as interleaved pairs), no phase planes;
     ``dst`` flat (OH * OW)."""
-    height, width = src.shape
-    wp = width + 2
-    for h in range(height):
-        row = pad[(h + 1) * wp + 1:(h + 1) * wp + 1 + width]
-        line = src[h]
-        for t in range(width):
-            row[t] = line[t]
+    wp = src.shape[1] + 2
+    _into_border(src, pad, wp)
     w0, w1, w2 = wk[0, 0], wk[0, 1], wk[0, 2]
     w3, w4, w5 = wk[1, 0], wk[1, 1], wk[1, 2]
     w6, w7, w8 = wk[2, 0], wk[2, 1], wk[2, 2]
@@ -265,15 +273,11 @@ def _depthwise_planes(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1
                 _taps_3x3(acc, q, w[m, 0], dh, dw, sh, sw, wq, span)
             else:
                 _taps(acc, q, w[m, 0], dh, dw, sh, sw, wq, span)
-            for oh in range(oh_n):
-                row = out[oh * ow_n:(oh + 1) * ow_n]
-                seg = acc[oh * wq:oh * wq + ow_n]
-                for t in range(ow_n):
-                    row[t] = seg[t]
-            if has_z:  # a literal mode per call: see ``_math.finish``
-                finish(out, bias[m], z[n, m].reshape(oh_n * ow_n), True, code, p0, p1)
+            if has_z:
+                _rows_out(acc, wq, out, oh_n, ow_n, bias[m], z[n, m].reshape(oh_n * ow_n),
+                          True, code, p0, p1)
             else:
-                finish(out, bias[m], out, False, code, p0, p1)
+                _rows_out(acc, wq, out, oh_n, ow_n, bias[m], out, False, code, p0, p1)
 
 
 @njit(cache=True, parallel=True)
