@@ -24,7 +24,7 @@ Which BLAS. oneMKL's single dynamic library (``libmkl_rt``, from the ``mkl`` whe
 dependency on Linux x86-64), set to its sequential layer: on the development VM's Xeon
 its single-thread sgemm runs the network's products 10-60% faster than OpenBLAS's
 (512 x 4608 x 25: 0.80 ms against 1.32; 64 x 256 x 1568: 0.24 against 0.34), and the
-models 12-27% faster end to end (docs/cpu.md). Where it is missing, or with
+models 10-27% faster end to end (docs/cpu.md). Where it is missing, or with
 ``ONNXKIT_BLAS=openblas``, numpy's own library (``numpy.libs``: scipy-openblas, 64-bit
 integers, symbols ``scipy_cblas_sgemm64_`` ...). Either way the 64-bit-integer entry
 points (oneMKL's ``cblas_sgemm_64``) are handed to LLVM by name (``onnxkit_sgemm``), so
