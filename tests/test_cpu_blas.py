@@ -1,8 +1,9 @@
 """The cpu executor's matrix products on the Numba threads (``onnxkit.kernels.cpu._blas``).
 
 Every product is checked against numpy's own ``matmul`` (numpy's OpenBLAS: a library
-independent of oneMKL, which does onnxkit's products where installed) for each way an operand can lie in memory, and for each way of splitting
-the work: by columns, by rows, over a batch, with more parts than threads.
+independent of oneMKL, which does onnxkit's products where installed) for each way an
+operand can lie in memory, and for each way of splitting the work: by columns, by rows,
+over a batch, with more parts than threads.
 """
 
 from __future__ import annotations

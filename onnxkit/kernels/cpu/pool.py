@@ -13,10 +13,11 @@ passes and 3 phase passes per output row instead of 9 strided ones. The stems' p
 reduced row, kept inside a margin of the padding value (64 planes of 112x112 on the
 2-core VM, cold caches: 194 -> 149-161 us).
 
-Index math from ``onnxkit.kernels.indexing`` (the index helpers of the cpu and cuda kernels): a window
-starts at ``window_start`` and its tap i reads start + i*dh, as in the cuda pools; the
-column tap j of output column ow reads ``conv_input_coord(ow, j, sw, pl, dw)``, which is
-column ow + q of phase r (``phase_index``).
+Index math from ``onnxkit.kernels.indexing`` (the index helpers of the cpu and cuda
+kernels): a window starts at ``window_start`` and its tap i reads start + i*dh, as in
+the cuda pools; the column tap j of output column ow reads
+``conv_input_coord(ow, j, sw, pl, dw)``, which is column ow + q of phase r
+(``phase_index``).
 
 Padding never wins a maximum and adds nothing to a sum. MaxPool with its Indices
 output, 3-D windows and integer types run the reference kernel.
