@@ -12,7 +12,7 @@ import pytest
 
 from onnxkit.kernels.cpu import _banded, _blas, conv
 
-pytestmark = pytest.mark.skipif(not _blas.AVAILABLE, reason="numpy's BLAS was not found")
+pytestmark = pytest.mark.skipif(not _blas.AVAILABLE, reason="no BLAS library found (oneMKL, numpy's OpenBLAS)")
 RNG = np.random.default_rng(5)
 
 

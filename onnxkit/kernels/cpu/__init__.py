@@ -27,8 +27,8 @@ moved last, its code measured 2-3% slower.) Index math comes from
 ``onnxkit.kernels.indexing`` (``for_cpu``), the helpers the cuda kernels compile with
 ``for_cuda``.
 
-Threads: one pool, Numba's; the matrix products call numpy's BLAS (one thread per call)
-from it (see ``_threads`` and ``_blas``). Every kernel is compiled with ``cache=True``;
+Threads: one pool, Numba's; the matrix products call oneMKL (numpy's OpenBLAS where
+oneMKL is missing), one thread per call, from it (see ``_threads`` and ``_blas``). Every kernel is compiled with ``cache=True``;
 ``python -m onnxkit.kernels.cpu.warm``
 compiles them all ahead of a first session. Numba checks only the timestamp of a
 kernel's own file, not of the helpers it inlines, so the cache lives in a directory
@@ -57,7 +57,7 @@ def _sources_hash() -> str:
     from onnxkit.kernels.cpu._threads import MIN_PARALLEL_ELEMENTS, THREADS
 
     digest = hashlib.sha1()
-    # compiled in: the thread split (``_threads``) and numpy's BLAS (``_blas``)
+    # compiled in: the thread split (``_threads``) and the BLAS library (``_blas``)
     digest.update(f"{THREADS} {MIN_PARALLEL_ELEMENTS} {LIBRARY}".encode())
     here = Path(__file__).parent
     for path in sorted(here.glob("*.py")) + [here.parent / "indexing.py"]:

@@ -7,18 +7,18 @@ then finds its cores busy, and on a 2-core machine a run became 20-100x slower. 
 thread, at one core's memory bandwidth. Now it keeps Numba's pool instead:
 
 - during a run numpy's OpenBLAS is set to one thread, and the products (Conv's GEMM,
-  Winograd's batches, Gemm, MatMul, Attention) call it from a ``prange`` over column,
-  row or batch parts (``_blas``): as fast as BLAS's own two threads, and nothing spins
-  afterwards;
+  Winograd's batches, Gemm, MatMul, Attention) call oneMKL's sequential sgemm (or that
+  OpenBLAS, where oneMKL is missing) from a ``prange`` over row, column or batch parts
+  (``_blas``): as fast as BLAS's own two threads, and nothing spins afterwards;
 - the memory-bound kernels (im2col, depthwise, epilogues, Winograd transforms,
   BatchNorm, pools, normalizations, softmax) share their planes, channels or rows
   among the threads: a serial function over a range [lo, hi) and a driver that splits
   the range (``split``) in a ``prange``, or calls the serial function directly for
   small work (no parallel region).
 
-``blas_info()`` says which BLAS and which kernel core (``OPENBLAS_CORETYPE``) are in use:
-a machine that forces an older core (e.g. Haswell on an AVX-512 CPU) runs sgemm at half
-speed.
+``blas_info()`` says which BLAS libraries are loaded (``_blas.LIBRARY`` is the one the
+products call) and OpenBLAS's kernel core (``OPENBLAS_CORETYPE``): a machine that forces
+an older core (e.g. Haswell on an AVX-512 CPU) runs OpenBLAS's sgemm at half speed.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from onnxkit.kernels.cpu._blas import AVAILABLE
 MIN_PARALLEL_ELEMENTS = int(os.environ.get("ONNXKIT_CPU_MIN_PARALLEL", 1 << 15))
 # Numba's thread count. Both are compile-time constants (``get_num_threads()`` inside a
 # kernel would make it uncacheable, a "dynamic global"), so the kernel cache directory
-# is named after them too (``onnxkit.kernels.cpu.cache_dir``). Where numpy's BLAS was
-# not found (``_blas.AVAILABLE``), the products keep BLAS's own spinning threads, and
+# is named after them too (``onnxkit.kernels.cpu.cache_dir``). Where no BLAS was found
+# (``_blas.AVAILABLE``), the products keep numpy's own matmul and its threads, and
 # the kernels stay on one thread rather than fight them.
 THREADS = config.NUMBA_NUM_THREADS if AVAILABLE else 1
 
