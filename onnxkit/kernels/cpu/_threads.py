@@ -51,7 +51,8 @@ def split(items, elements):
 
 def blas_info() -> list[dict]:
     """One entry per BLAS library loaded in this process (name, version, core, threads);
-    ``numpy`` marks numpy's own, the one the matrix products call."""
+    ``numpy`` marks numpy's own (the products call ``_blas.LIBRARY``: oneMKL where
+    installed)."""
     try:
         from threadpoolctl import threadpool_info
     except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
