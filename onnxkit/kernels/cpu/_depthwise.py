@@ -124,16 +124,22 @@ def _into_border(src, pad, wp):
 
 
 @njit(inline="always")
-def _rows_out(acc, pitch, dst, rows, width, b, z, has_z, code, p0, p1):
+def _rows_out(acc, pitch, dst, rows, width):
     """Rows of ``acc`` (``pitch`` apart, the first ``width`` of each) into ``dst`` (flat
-    rows * width), then the epilogue on it."""
+    rows * width)."""
     for h in range(rows):
         out = dst[h * width:(h + 1) * width]
         seg = acc[h * pitch:h * pitch + width]
         for t in range(width):
             out[t] = seg[t]
+
+
+@njit(inline="always")
+def _finish_plane(dst, b, z, n, m, has_z, code, p0, p1):
+    """The epilogue of output plane (n, m), flat in ``dst``: bias, residual z[n, m] when
+    ``has_z``, activation."""
     if has_z:  # a literal mode per call: see ``_math.finish``
-        finish(dst, b, z, True, code, p0, p1)
+        finish(dst, b, z[n, m].reshape(dst.size), True, code, p0, p1)
     else:
         finish(dst, b, dst, False, code, p0, p1)
 
@@ -149,11 +155,11 @@ def _taps_3x3(acc, q, wk, dh, dw, sh, sw, wq, span):
 
 
 @njit(cache=True, error_model="numpy", fastmath=FASTMATH)
-def _plane_3x3(src, wk, pad, acc, dst, b, z, has_z, code, p0, p1):
+def _plane_3x3(src, wk, pad, acc, dst):
     """The commonest layer, 3x3 with stride 1 and padding 1 (output plane = input plane
     (H, W)), on one plane: ``src`` copied into the zero border of ``pad``
     ((H + 3) * (W + 2)), nine shifted views of it summed into ``acc`` (H * (W + 2)), its
-    rows copied out to ``dst`` (flat H * W), the epilogue. No phase planes: on the 14x14
+    rows copied out to ``dst`` (flat H * W; the caller runs the epilogue). No phase planes: on the 14x14
     and 7x7 planes of a MobileNet the per-plane setup is most of the work (one thread,
     576 planes of 14x14: 142 -> 87 us; 960 of 7x7: 149 -> 100 us)."""
     height, width = src.shape
@@ -164,16 +170,16 @@ def _plane_3x3(src, wk, pad, acc, dst, b, z, has_z, code, p0, p1):
     _nine_taps(acc, wk, span, pad[0:span], pad[1:1 + span], pad[2:2 + span], pad[a:a + span],
                pad[a + 1:a + 1 + span], pad[a + 2:a + 2 + span], pad[b2:b2 + span],
                pad[b2 + 1:b2 + 1 + span], pad[b2 + 2:b2 + 2 + span])
-    _rows_out(acc, wp, dst, height, width, b, z, has_z, code, p0, p1)
+    _rows_out(acc, wp, dst, height, width)
 
 
 @njit(cache=True, error_model="numpy", fastmath=FASTMATH)
-def _plane_3x3_s2(src, wk, pad, dst, ow_n, b, z, has_z, code, p0, p1):
+def _plane_3x3_s2(src, wk, pad, dst, ow_n):
     """3x3 with stride 2 and padding 1 (top and left; the output at most
     ((H - 1) // 2 + 1, (W - 1) // 2 + 1)) on one plane: ``src`` copied into the zero
     border of ``pad`` ((H + 2) * (W + 2)), then each output row from three padded rows
     read at even columns (loads LLVM vectorizes as interleaved pairs), no phase planes;
-    ``dst`` flat (OH * OW)."""
+    ``dst`` flat (OH * OW; the caller runs the epilogue)."""
     wp = src.shape[1] + 2
     _into_border(src, pad, wp)
     w0, w1, w2 = wk[0, 0], wk[0, 1], wk[0, 2]
@@ -187,10 +193,6 @@ def _plane_3x3_s2(src, wk, pad, dst, ow_n, b, z, has_z, code, p0, p1):
             out[t] = (w0 * a[2 * t] + w1 * a[2 * t + 1] + w2 * a[2 * t + 2]
                       + w3 * c[2 * t] + w4 * c[2 * t + 1] + w5 * c[2 * t + 2]
                       + w6 * e[2 * t] + w7 * e[2 * t + 1] + w8 * e[2 * t + 2])
-    if has_z:  # a literal mode per call: see ``_math.finish``
-        finish(dst, b, z, True, code, p0, p1)
-    else:
-        finish(dst, b, dst, False, code, p0, p1)
 
 
 @njit(cache=True)
@@ -244,18 +246,10 @@ def _depthwise_planes(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1
             for m in range(c * mult, (c + 1) * mult):
                 dst = y[n, m].reshape(oh_n * ow_n)
                 if direct == 1:
-                    if has_z:
-                        _plane_3x3(x[n, c], w[m, 0], pad, acc, dst, bias[m],
-                                   z[n, m].reshape(oh_n * ow_n), True, code, p0, p1)
-                    else:
-                        _plane_3x3(x[n, c], w[m, 0], pad, acc, dst, bias[m], dst, False, code,
-                                   p0, p1)
-                elif has_z:
-                    _plane_3x3_s2(x[n, c], w[m, 0], pad, dst, ow_n, bias[m],
-                                  z[n, m].reshape(oh_n * ow_n), True, code, p0, p1)
+                    _plane_3x3(x[n, c], w[m, 0], pad, acc, dst)
                 else:
-                    _plane_3x3_s2(x[n, c], w[m, 0], pad, dst, ow_n, bias[m], dst, False, code,
-                                  p0, p1)
+                    _plane_3x3_s2(x[n, c], w[m, 0], pad, dst, ow_n)
+                _finish_plane(dst, bias[m], z, n, m, has_z, code, p0, p1)
         return
     hp = _coord(oh_n - 1, kh - 1, sh, 0, dh) + 1  # padded extent the windows read
     wp = _coord(ow_n - 1, kw - 1, sw, 0, dw) + 1
@@ -273,11 +267,8 @@ def _depthwise_planes(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1
                 _taps_3x3(acc, q, w[m, 0], dh, dw, sh, sw, wq, span)
             else:
                 _taps(acc, q, w[m, 0], dh, dw, sh, sw, wq, span)
-            if has_z:
-                _rows_out(acc, wq, out, oh_n, ow_n, bias[m], z[n, m].reshape(oh_n * ow_n),
-                          True, code, p0, p1)
-            else:
-                _rows_out(acc, wq, out, oh_n, ow_n, bias[m], out, False, code, p0, p1)
+            _rows_out(acc, wq, out, oh_n, ow_n)
+            _finish_plane(out, bias[m], z, n, m, has_z, code, p0, p1)
 
 
 @njit(cache=True, parallel=True)
