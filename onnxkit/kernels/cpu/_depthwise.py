@@ -159,9 +159,9 @@ def _plane_3x3(src, wk, pad, acc, dst):
     """The commonest layer, 3x3 with stride 1 and padding 1 (output plane = input plane
     (H, W)), on one plane: ``src`` copied into the zero border of ``pad``
     ((H + 3) * (W + 2)), nine shifted views of it summed into ``acc`` (H * (W + 2)), its
-    rows copied out to ``dst`` (flat H * W; the caller runs the epilogue). No phase planes: on the 14x14
-    and 7x7 planes of a MobileNet the per-plane setup is most of the work (one thread,
-    576 planes of 14x14: 142 -> 87 us; 960 of 7x7: 149 -> 100 us)."""
+    rows copied out to ``dst`` (flat H * W; the caller runs the epilogue). No phase
+    planes: on the 14x14 and 7x7 planes of a MobileNet the per-plane setup is most of the
+    work (one thread, 576 planes of 14x14: 142 -> 87 us; 960 of 7x7: 149 -> 100 us)."""
     height, width = src.shape
     wp = width + 2
     span = height * wp
