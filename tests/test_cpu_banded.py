@@ -12,7 +12,8 @@ import pytest
 
 from onnxkit.kernels.cpu import _banded, _blas, conv
 
-pytestmark = pytest.mark.skipif(not _blas.AVAILABLE, reason="no BLAS library found (oneMKL, numpy's OpenBLAS)")
+pytestmark = pytest.mark.skipif(not _blas.AVAILABLE,
+                                reason="no BLAS library found (oneMKL, numpy's OpenBLAS)")
 RNG = np.random.default_rng(5)
 
 

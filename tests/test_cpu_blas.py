@@ -19,7 +19,8 @@ import onnxkit
 from onnxkit.kernels.cpu import _blas
 from tests.cuda.cases import f32
 
-pytestmark = pytest.mark.skipif(not _blas.AVAILABLE, reason="no BLAS library found (oneMKL, numpy's OpenBLAS)")
+pytestmark = pytest.mark.skipif(not _blas.AVAILABLE,
+                                reason="no BLAS library found (oneMKL, numpy's OpenBLAS)")
 RNG = np.random.default_rng(11)
 
 

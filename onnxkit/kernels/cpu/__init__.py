@@ -28,8 +28,8 @@ moved last, its code measured 2-3% slower.) Index math comes from
 ``for_cuda``.
 
 Threads: one pool, Numba's; the matrix products call oneMKL (numpy's OpenBLAS where
-oneMKL is missing), one thread per call, from it (see ``_threads`` and ``_blas``). Every kernel is compiled with ``cache=True``;
-``python -m onnxkit.kernels.cpu.warm``
+oneMKL is missing), one thread per call, from it (see ``_threads`` and ``_blas``).
+Every kernel is compiled with ``cache=True``; ``python -m onnxkit.kernels.cpu.warm``
 compiles them all ahead of a first session. Numba checks only the timestamp of a
 kernel's own file, not of the helpers it inlines, so the cache lives in a directory
 named after a hash of this package's sources (and of ``onnxkit/kernels/indexing.py``,
