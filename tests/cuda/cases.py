@@ -233,4 +233,34 @@ TENSOR = [
       value=onnx.numpy_helper.from_array(np.array([-7], np.int32))),
 ]
 
-CASES = UNARY + BINARY + CAST + SHAPES + LINALG + CONV + POOL + NORM + REDUCE + TENSOR
+_BOOL_MASK = R.random((2, 1, 5, 6)) > 0.3
+_BOOL_MASK[1, 0, 2] = False  # a query with no key left: its row of Y is 0
+_FLOAT_MASK = f32(2, 2, 5, 6)
+_FLOAT_MASK[0, 1, 3] = -np.inf  # the same, by a float mask
+_Q_NAN = f32(2, 2, 5, 4)
+_Q_NAN[0, 1, 3, 0] = _Q_NAN[1, 0, 2, 0] = np.nan  # NaN scores: 0 where no key is left
+_HEADS = {"q_num_heads": 2, "kv_num_heads": 2}
+
+ATTENTION = [  # batch 2, 2 heads, 5 queries, 6 keys, head size 4 (V's 3 where it differs)
+    C("attention_3d_mask_row", "Attention", f32(2, 5, 8), f32(2, 6, 8), f32(2, 6, 8), f32(2, 1, 1, 6),
+      domain="onnxkit", **_HEADS),
+    C("attention_4d_mask_2d", "Attention", f32(2, 2, 5, 4), f32(2, 2, 6, 4), f32(2, 2, 6, 3),
+      Init(f32(5, 6)), opset=23),
+    C("attention_4d_dead_rows", "Attention", _Q_NAN, f32(2, 2, 6, 4), f32(2, 2, 6, 3),
+      _FLOAT_MASK, opset=23, scale=0.3),
+    C("attention_bool_mask", "Attention", f32(2, 2, 5, 4), f32(2, 2, 6, 4), f32(2, 2, 6, 4),
+      _BOOL_MASK, opset=23),
+    C("attention_3d_causal", "Attention", f32(2, 5, 8), f32(2, 5, 8), f32(2, 5, 6), opset=23,
+      is_causal=1, **_HEADS),
+    C("attention_causal_short_mask", "Attention", f32(2, 2, 5, 4), f32(2, 2, 6, 4), f32(2, 2, 6, 4),
+      f32(2, 1, 5, 4), opset=24, is_causal=1),
+    C("attention_3d_gqa_softcap", "Attention", f32(2, 5, 16), f32(2, 6, 8), f32(2, 6, 8), opset=23,
+      q_num_heads=4, kv_num_heads=2, softcap=1.5),
+    C("attention_4d_f64", "Attention", f64(1, 2, 5, 4), f64(1, 2, 6, 4), f64(1, 2, 6, 4), opset=23),
+    C("attention_kv_cache_host", "Attention", f32(1, 2, 3, 4), f32(1, 2, 2, 4), f32(1, 2, 2, 4), None,
+      f32(1, 2, 3, 4), f32(1, 2, 3, 4), opset=23, where="host"),
+    C("attention_present_host", "Attention", f32(1, 2, 3, 4), f32(1, 2, 3, 4), f32(1, 2, 3, 4),
+      opset=23, outputs=3, where="host"),
+]
+
+CASES = UNARY + BINARY + CAST + SHAPES + LINALG + CONV + POOL + NORM + REDUCE + TENSOR + ATTENTION

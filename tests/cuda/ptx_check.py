@@ -144,15 +144,18 @@ def run_cases(cases) -> list[str]:
 
 def compile_tilings() -> None:
     """Launch the tiled GEMM and convolution once per real tiling (the cases' small shapes
-    reach only some), float32 with and without an activation, and float64 (MEDIUM)."""
+    reach only some), float32 with and without an activation, and float64 (MEDIUM); and
+    the product over (batch, kv head, group) that Attention launches."""
     from onnxkit.kernels.cuda._scalar import relu
     from onnxkit.kernels.cuda._tiles import CHOICES, MEDIUM
     from onnxkit.kernels.cuda.conv import conv_nd
-    from onnxkit.kernels.cuda.matmul import _gemm
+    from onnxkit.kernels.cuda.matmul import _gemm, _matmul, _operands
 
     for dtype, tilings in ((np.float32, CHOICES), (np.float64, (MEDIUM,))):
         a, x, w = np.ones((4, 4), dtype), np.ones((1, 8, 5, 5), dtype), np.ones((8, 8, 3, 3), dtype)
+        heads = np.ones((2, 2, 2, 4, 4), dtype)
         for tiles in tilings:
+            _matmul(*_operands(heads, heads), tiles=tiles)
             for formula in (None, relu):
                 extra = {} if formula is None else {"formula": formula}
                 _gemm(a, a, a, 1.0, 1.0, 0, 1, tiles=tiles, **extra)

@@ -312,6 +312,10 @@ def block_size(n: int, most: int = 256) -> int:
 
 
 _SIMULATOR_LOCK = threading.Lock()
+#: seconds between GIL hand-offs while the simulator runs a launch (Python's default is
+#: 5 ms): its main thread polls the block's threads in a busy loop, so each simulated
+#: thread waits a whole interval for its turn, at every syncthreads
+SIMULATOR_SWITCH_INTERVAL = 0.001
 
 
 def launch(kernel, blocks, threads, *args) -> None:
@@ -322,7 +326,12 @@ def launch(kernel, blocks, threads, *args) -> None:
     """
     if simulated():
         with _SIMULATOR_LOCK:
-            kernel[blocks, threads](*args)
+            interval = sys.getswitchinterval()
+            sys.setswitchinterval(min(interval, SIMULATOR_SWITCH_INTERVAL))
+            try:
+                kernel[blocks, threads](*args)
+            finally:
+                sys.setswitchinterval(interval)
     else:
         kernel[blocks, threads](*args)
 

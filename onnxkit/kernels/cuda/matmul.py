@@ -47,7 +47,7 @@ def gemm_kernel(dtype, formula, tiles: Tiles):
 
     @cuda.jit
     def kernel(a, a_batch, a_rs, a_cs, b, b_batch, b_rs, b_cs, c, c_batch, c_rs, c_cs, has_c,
-               batch_shape, batches, M, N, K, alpha, beta, p0, p1, out):
+               batch_shape, batches, M, N, K, alpha, beta, p0, p1, out, out_batch, out_rs):
         As = cuda.shared.array((BK, BM), elem)
         Bs = cuda.shared.array((BK, BN), elem)
         Cs = cuda.shared.array((RT, BN), elem)
@@ -83,6 +83,7 @@ def gemm_kernel(dtype, formula, tiles: Tiles):
                     multiply(As, Bs, acc, fa, fb, tr, tc)
                     cuda.syncthreads()
             c0 = _offset(batch, batch_shape, c_batch) if has_c else 0
+            o0 = _offset(batch, batch_shape, out_batch)
             for i in range(TM):
                 park(acc, Cs, i, tr, tc)
                 cuda.syncthreads()
@@ -92,16 +93,21 @@ def gemm_kernel(dtype, formula, tiles: Tiles):
                         y = alpha * Cs[e // BN, e % BN]
                         if has_c:
                             y += beta * c[c0 + row * c_rs + col * c_cs]
-                        out[(batch * M + row) * N + col] = act(y, p0, p1)
+                        out[o0 + row * out_rs + col] = act(y, p0, p1)
                 cuda.syncthreads()
 
     return kernel
 
 
 def tiled_gemm(A, a_strides, B, b_strides, C, c_strides, batch_shape, M, N, K, out_shape,
-               alpha=1.0, beta=1.0, formula=identity, p0=0.0, p1=0.0, tiles=None):
-    """Launch the kernel. ``*_strides`` are (batch strides, row stride, col stride)."""
+               alpha=1.0, beta=1.0, formula=identity, p0=0.0, p1=0.0, tiles=None,
+               out_strides=None):
+    """Launch the kernel. ``*_strides`` are (batch strides, row stride, col stride);
+    ``out_strides`` (batch strides, row stride) place the product inside ``out_shape``
+    (columns contiguous), by default the row-major [batch..., M, N]."""
     batches = int(np.prod(batch_shape, dtype=np.int64))
+    if out_strides is None:
+        out_strides = (_batch_strides(batch_shape, batch_shape, M * N), N)
     out = empty(out_shape, A.dtype)
     if out.size == 0:
         return out
@@ -113,7 +119,7 @@ def tiled_gemm(A, a_strides, B, b_strides, C, c_strides, batch_shape, M, N, K, o
             B.flat, b_strides[0], b_strides[1], b_strides[2],
             c_flat, c_strides[0], c_strides[1], c_strides[2], has_c,
             shape_tuple(batch_shape), batches, M, N, K, float(alpha), float(beta),
-            float(p0), float(p1), out.flat)
+            float(p0), float(p1), out.flat, shape_tuple(out_strides[0]), out_strides[1])
 
     def run(tiles):
         launch(gemm_kernel(A.dtype, formula, tiles), tiles.blocks(M, N) + (min(batches, 65535),),
