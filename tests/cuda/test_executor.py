@@ -184,3 +184,15 @@ def test_device_buffers_are_reused_from_run_to_run():
         (y,) = sess.run(None, {"x": X * scale})
         np.testing.assert_allclose(y, np.exp(-np.maximum(X * scale, 0)) + X * scale, rtol=1e-6)
     assert pool.new_buffers == made and pool.reused > 0
+
+
+def test_attention_inputs_that_do_not_fit_name_the_node():
+    nodes = [helper.make_node("Attention", ["q", "k", "v"], ["y"], name="attn", q_num_heads=2,
+                              kv_num_heads=2)]
+    model = _model(nodes, [("q", [1, 3, 8]), ("k", [1, 3, 6]), ("v", [1, 3, 6])], ["y"], opset=23)
+    feeds = {"q": np.ones((1, 3, 8), np.float32), "k": np.ones((1, 3, 6), np.float32),
+             "v": np.ones((1, 3, 6), np.float32)}
+    with pytest.raises(KernelError) as info:  # heads of size 4 in Q, 3 in K
+        onnxkit.Session(model, executor="cuda").run(None, feeds)
+    message = str(info.value)
+    assert "'attn' (Attention" in message and "do not fit" in message

@@ -148,8 +148,10 @@ def attention_on_device(Q, K, V, attn_mask, is_causal, kv_num_heads, q_num_heads
     if (kb, k_size, vb, v_heads, v_len) != (batch, size, batch, kv_heads, k_len) \
             or heads % kv_heads:
         raise KernelError(f"Q {list(Q.shape)}, K {list(K.shape)} and V {list(V.shape)} do not "
-                          f"fit: as heads they are {[batch, heads, q_len, size]}, "
-                          f"{[kb, kv_heads, k_len, k_size]}, {[vb, v_heads, v_len, v_size]}")
+                          f"fit: as [batch, heads, seq, size] they are "
+                          f"{[batch, heads, q_len, size]}, {[kb, kv_heads, k_len, k_size]}, "
+                          f"{[vb, v_heads, v_len, v_size]}; K needs Q's batch and size, V K's "
+                          f"batch, heads and seq, and Q's heads must be a multiple of K's")
     group = heads // kv_heads
     mask, mask_strides, mask_len = _mask(attn_mask, Q.dtype, (batch, heads, q_len))
     if mask_len > k_len:

@@ -10,7 +10,8 @@
 
 Operands are read through strides, so Gemm's transA / transB cost nothing, broadcast
 batch dimensions (numpy.matmul) have stride 0, and C / Bias broadcast the same way.
-Accumulation is in the input dtype (float32 stays float32: no TF32, no float64).
+Y is written through strides too (row-major unless told: Attention puts each head's
+columns into [batch, seq, heads * size]). Accumulation is in the input dtype (float32 stays float32: no TF32, no float64).
 https://onnx.ai/onnx/operators/onnx__MatMul.html  https://onnx.ai/onnx/operators/onnx__Gemm.html
 """
 
