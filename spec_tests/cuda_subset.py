@@ -1,10 +1,10 @@
 """The spec-suite cases the ``cuda`` executor is checked on in CI, under the simulator.
 
 ``CUDA_SUBSET`` holds the onnx node cases whose every operator has a cuda kernel
-(``onnxkit.kernels.cuda.KERNEL_MODULES``): 571 cases, 85 s under
-``NUMBA_ENABLE_CUDASIM=1`` with ``pytest -n 2`` on two cores. ``SLOW_UNDER_SIMULATOR`` are left out for time
-(they pass, but take 5 to 25 s each there); so are the cases a cuda kernel hands back to
-the host (``ON_THE_HOST``: they pass, but test the reference kernel). Regenerate the
+(``onnxkit.kernels.cuda.KERNEL_MODULES``): 571 cases, 85 s under ``NUMBA_ENABLE_CUDASIM=1``
+with ``pytest -n 2`` on two cores. ``SLOW_UNDER_SIMULATOR`` are left out for time (they
+pass, but take 5 to 25 s each there); so are the cases a cuda kernel hands back to the
+host (``ON_THE_HOST``: they pass, but test the reference kernel). Regenerate the
 candidates after adding kernels:
 
     NUMBA_ENABLE_CUDASIM=1 python -m spec_tests.cuda_subset
@@ -275,9 +275,9 @@ CUDA_SUBSET: set[str] = {
 SLOW_UNDER_SIMULATOR: set[str] = {
     "test_attention_3d_gqa", "test_attention_3d_gqa_attn_mask", "test_attention_3d_gqa_causal",
     "test_attention_3d_gqa_scaled", "test_attention_3d_gqa_softcap", "test_attention_4d_gqa",
-    "test_attention_4d_gqa_attn_mask", "test_attention_4d_gqa_causal", "test_attention_4d_gqa_scaled",
-    "test_attention_4d_gqa_softcap", "test_averagepool_3d_default", "test_maxpool_3d_default",
-    "test_mish_expanded",
+    "test_attention_4d_gqa_attn_mask", "test_attention_4d_gqa_causal",
+    "test_attention_4d_gqa_scaled", "test_attention_4d_gqa_softcap",
+    "test_averagepool_3d_default", "test_maxpool_3d_default", "test_mish_expanded",
 }
 
 #: name parts of the Attention cases the cuda kernel runs on the host: a KV cache, outputs

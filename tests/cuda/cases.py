@@ -242,8 +242,8 @@ _Q_NAN[0, 1, 3, 0] = _Q_NAN[1, 0, 2, 0] = np.nan  # NaN scores: 0 where no key i
 _HEADS = {"q_num_heads": 2, "kv_num_heads": 2}
 
 ATTENTION = [  # batch 2, 2 heads, 5 queries, 6 keys, head size 4 (V's 3 where it differs)
-    C("attention_3d_mask_row", "Attention", f32(2, 5, 8), f32(2, 6, 8), f32(2, 6, 8), f32(2, 1, 1, 6),
-      domain="onnxkit", **_HEADS),
+    C("attention_3d_mask_row", "Attention", f32(2, 5, 8), f32(2, 6, 8), f32(2, 6, 8),
+      f32(2, 1, 1, 6), domain="onnxkit", **_HEADS),
     C("attention_4d_mask_2d", "Attention", f32(2, 2, 5, 4), f32(2, 2, 6, 4), f32(2, 2, 6, 3),
       Init(f32(5, 6)), opset=23),
     C("attention_4d_dead_rows", "Attention", _Q_NAN, f32(2, 2, 6, 4), f32(2, 2, 6, 3),
@@ -257,8 +257,8 @@ ATTENTION = [  # batch 2, 2 heads, 5 queries, 6 keys, head size 4 (V's 3 where i
     C("attention_3d_gqa_softcap", "Attention", f32(2, 5, 16), f32(2, 6, 8), f32(2, 6, 8), opset=23,
       q_num_heads=4, kv_num_heads=2, softcap=1.5),
     C("attention_4d_f64", "Attention", f64(1, 2, 5, 4), f64(1, 2, 6, 4), f64(1, 2, 6, 4), opset=23),
-    C("attention_kv_cache_host", "Attention", f32(1, 2, 3, 4), f32(1, 2, 2, 4), f32(1, 2, 2, 4), None,
-      f32(1, 2, 3, 4), f32(1, 2, 3, 4), opset=23, where="host"),
+    C("attention_kv_cache_host", "Attention", f32(1, 2, 3, 4), f32(1, 2, 2, 4), f32(1, 2, 2, 4),
+      None, f32(1, 2, 3, 4), f32(1, 2, 3, 4), opset=23, where="host"),
     C("attention_present_host", "Attention", f32(1, 2, 3, 4), f32(1, 2, 3, 4), f32(1, 2, 3, 4),
       opset=23, outputs=3, where="host"),
 ]
