@@ -3,35 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
-import onnx
 import onnx.defs
 import pytest
 
-from exercises.tests.kernels import cases_of, run
+from exercises.tests.kernels import cases_of, check_cases, one_node, run
 from exercises.tests.select import exercise
-from onnxkit.conformance import assert_outputs_close
 
 ex = exercise("ex1_kernels")
-
-
-def one_node(op_type: str, opset: int, x: np.ndarray, **attrs) -> onnx.ModelProto:
-    elem = onnx.helper.np_dtype_to_tensor_dtype(x.dtype)
-    node = onnx.helper.make_node(op_type, ["x"], ["y"], **attrs)
-    graph = onnx.helper.make_graph([node], "g", [onnx.helper.make_tensor_value_info("x", elem, None)],
-                                   [onnx.helper.make_tensor_value_info("y", elem, None)])
-    return onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", opset)])
-
-
-def check_cases(op_type: str) -> None:
-    cases = cases_of(op_type)
-    assert cases, f"no onnx backend cases for {op_type}"
-    for case in cases:
-        for inputs, expected in case.data_sets:
-            got = run(ex, case.model, case.feeds(inputs))
-            try:
-                assert_outputs_close(expected, got, case.rtol, case.atol)
-            except AssertionError as err:
-                raise AssertionError(f"{case.name}: {err}") from None
 
 
 def registered(op_type: str) -> list[int]:
@@ -42,7 +20,7 @@ def registered(op_type: str) -> list[int]:
 
 @pytest.mark.task1_1
 def test_leaky_relu_onnx_cases():
-    check_cases("LeakyRelu")
+    check_cases(ex, cases_of("LeakyRelu"))
 
 
 @pytest.mark.task1_1
@@ -63,7 +41,7 @@ def test_leaky_relu_by_hand():
 
 @pytest.mark.task1_2
 def test_softmax_onnx_cases():
-    check_cases("Softmax")
+    check_cases(ex, cases_of("Softmax"))
 
 
 @pytest.mark.task1_2
@@ -87,7 +65,7 @@ def test_softmax_by_hand():
 
 @pytest.mark.task1_3
 def test_transpose_onnx_cases():
-    check_cases("Transpose")
+    check_cases(ex, cases_of("Transpose"))
 
 
 @pytest.mark.task1_3
