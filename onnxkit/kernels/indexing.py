@@ -116,8 +116,48 @@ def im2col_col_split(col, out_d, out_h, out_w):
     return rest // out_h, oh, ow
 
 
+def transposed_source(o, j, stride, pad_begin, dilation, size):
+    """Input position whose tap ``j`` lands on output ``o`` of a transposed convolution,
+    or -1 when none does (ConvTranspose scatters input ``q`` to ``q*s - begin + j*d``)::
+
+        q = (o + begin - j * d) / s     when that is a whole number in [0, size)
+    """
+    q = o + pad_begin - j * dilation
+    if q < 0 or q % stride != 0:
+        return -1
+    q //= stride
+    if q >= size:
+        return -1
+    return q
+
+
+def pad_source(o, begin, size, mode):
+    """Input position that output position ``o`` of a padded axis reads, or -1 (a constant).
+
+    ``q = o - begin`` inside ``[0, size)`` is itself; outside it, by ``mode``:
+    0 constant: -1;  1 reflect: mirrored about the edges, which are not repeated (period
+    ``2 * (size - 1)``, so ``size >= 2``);  2 edge: clamped to ``[0, size - 1]``;
+    3 wrap: ``q mod size`` (Tile is a wrap pad with begin 0).
+    """
+    q = o - begin
+    if q >= 0 and q < size:
+        return q
+    if mode == 0:
+        return -1
+    if mode == 2:
+        return 0 if q < 0 else size - 1
+    if mode == 3:
+        return q % size
+    period = 2 * (size - 1)
+    q = q % period
+    if q >= size:
+        q = period - q
+    return q
+
+
 HELPERS = (broadcast_offset, unravel_index, ravel_index, window_start, window_taps,
-           conv_input_coord, im2col_row, im2col_row_split, im2col_col_split)
+           conv_input_coord, im2col_row, im2col_row_split, im2col_col_split, transposed_source,
+           pad_source)
 
 # ---------------------------------------------------------------- compiling for a target
 

@@ -233,6 +233,39 @@ TENSOR = [
       value=onnx.numpy_helper.from_array(np.array([-7], np.int32))),
 ]
 
+_X3 = f32(3, 4, 5)
+
+SLICE_PAD = [
+    C("slice_steps", "Slice", _X3, Init(i64([0, 1, -1])), Init(i64([3, 4, 0])),
+      Init(i64([0, 1, 2])), Init(i64([2, 2, -2]))),
+    C("slice_out_of_range", "Slice", _X3, Init(i64([-100, 2])), Init(i64([100, 2**62])),
+      Init(i64([-1, 1]))),
+    C("slice_negative_step_past_front", "Slice", _X3, Init(i64([10, -2])), Init(i64([-100, -9])),
+      Init(i64([2, 1])), Init(i64([-1, -1]))),
+    C("slice_empty", "Slice", _X3, Init(i64([3])), Init(i64([1])), Init(i64([0]))),
+    C("slice_fed_int", "Slice", i32(4, 6), i64([1, -5]), i64([3, 6]), i64([0, 1]), i64([1, 3])),
+    C("slice_v1", "Slice", _X3, opset=1, starts=[1, -3], ends=[2, 4], axes=[0, 2]),
+    C("split_sizes", "Split", _X3, Init(i64([1, 3, 0])), axis=1, outputs=3),
+    C("split_equal", "Split", _X3, axis=-1, opset=13, outputs=5),
+    C("split_num_outputs_uneven", "Split", _X3, axis=2, num_outputs=2, outputs=2),
+    C("split_v2_attr", "Split", i32(6, 2), opset=2, split=[4, 2], outputs=2),
+    C("expand", "Expand", f32(3, 1), Init(i64([2, 1, 4]))),
+    C("expand_bigger_input", "Expand", i32(2, 1, 5), Init(i64([3, 1]))),
+    C("expand_bool_scalar", "Expand", np.array(True), Init(i64([2, 3]))),
+    C("tile", "Tile", f32(2, 3), Init(i64([3, 2]))),
+    C("tile_zero_repeat", "Tile", i32(2, 3), Init(i64([1, 0]))),
+    C("tile_v1", "Tile", f32(2, 3), Init(i64(3)), Init(i64(1)), opset=1),
+    C("pad_constant", "Pad", f32(2, 3), Init(i64([1, 0, 2, 3])), Init(np.float32(1.5))),
+    C("pad_negative_crop", "Pad", _X3, Init(i64([-1, 2, 0, 1, -2, 1]))),
+    C("pad_reflect_wide", "Pad", f32(2, 3), Init(i64([0, 5, 0, 4])), mode="reflect"),
+    C("pad_edge_axes", "Pad", i32(2, 3, 4), Init(i64([2, -1, 1, 3])), None, Init(i64([2, 0])),
+      mode="edge"),
+    C("pad_wrap", "Pad", f32(2, 3), Init(i64([1, 4, 3, 2])), mode="wrap", opset=19),
+    C("pad_v2_attr", "Pad", f32(2, 3), opset=2, pads=[0, 1, 1, 0], value=-2.0),
+    C("pad_float16_host", "Pad", f32(2, 3).astype(np.float16), Init(i64([1, 0, 1, 0])),
+      mode="reflect", where="host"),
+]
+
 _BOOL_MASK = R.random((2, 1, 5, 6)) > 0.3
 _BOOL_MASK[1, 0, 2] = False  # a query with no key left: its row of Y is 0
 _FLOAT_MASK = f32(2, 2, 5, 6)
@@ -263,4 +296,5 @@ ATTENTION = [  # batch 2, 2 heads, 5 queries, 6 keys, head size 4 (V's 3 where i
       opset=23, outputs=3, where="host"),
 ]
 
-CASES = UNARY + BINARY + CAST + SHAPES + LINALG + CONV + POOL + NORM + REDUCE + TENSOR + ATTENTION
+CASES = (UNARY + BINARY + CAST + SHAPES + LINALG + CONV + POOL + NORM + REDUCE + TENSOR + ATTENTION
+         + SLICE_PAD)

@@ -31,6 +31,10 @@ NO_CPU_USER = {
                         "starts from a row number",
     "im2col_col_split": "cpu loops walk output positions as nested (oh, ow) loops; only "
                         "one-thread-per-output kernels split a flat position",
+    "transposed_source": "the cpu executor has no ConvTranspose kernel (the reference's "
+                         "GEMM + col2im runs)",
+    "pad_source": "the cpu executor has no Pad or Tile kernel (the reference's np.pad and "
+                  "np.tile run)",
 }
 NO_CUDA_USER = {
     "unravel_index": NO_CPU_USER["unravel_index"],

@@ -3,6 +3,7 @@
     map:   out[i] = f(x[i], p0, p1)                         (same shape)
     zip:   out[i] = f(a[off_a(i)], b[off_b(i)])             (numpy broadcasting)
     where: out[i] = x[off_x(i)] if cond[off_c(i)] else y[off_y(i)]
+    strided: out[i] = x[base + off(i)]      (any strides: Transpose, Expand, Slice, Split)
 
 ``off(i) = broadcast_offset(i, out_shape, strides)`` with stride 0 on broadcast axes
 (``onnxkit.kernels.indexing``); an input that already has the output's shape skips it.
@@ -62,6 +63,13 @@ def _where_kernel(c, c_strides, x, x_strides, y, y_strides, shape, out):
 
 
 @cuda.jit
+def _strided_kernel(x, base, shape, strides, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = x[base + _offset(i, shape, strides)]
+
+
+@cuda.jit
 def _fill_kernel(value, out):
     i = cuda.grid(1)
     if i < out.size:
@@ -108,4 +116,13 @@ def where(C, X, Y) -> DeviceTensor:
     out = empty(shape, X.dtype)
     launch_1d(_where_kernel, out.size, C.flat, _strides(C, shape), X.flat, _strides(X, shape),
               Y.flat, _strides(Y, shape), shape_tuple(shape), out.flat)
+    return out
+
+
+def strided(X: DeviceTensor, shape, strides, base: int = 0) -> DeviceTensor:
+    """A new tensor of ``shape`` whose element ``i`` is ``X.flat[base + off(i)]``, ``off``
+    walking ``strides`` (0: broadcast, permuted: transposed, step * stride: sliced)."""
+    out = empty(shape, X.dtype)
+    launch_1d(_strided_kernel, out.size, X.flat, int(base), shape_tuple(shape),
+              shape_tuple(strides) if len(shape) else (0,), out.flat)
     return out
