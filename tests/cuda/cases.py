@@ -266,6 +266,27 @@ SLICE_PAD = [
       mode="reflect", where="host"),
 ]
 
+_B1, _B2 = R.random((2, 3)) > 0.5, R.random(3) > 0.5
+_NAN_ROW = np.array([np.nan, 1.0, -1.0], np.float32)
+
+COMPARE = [
+    C("equal_int_broadcast", "Equal", i32(2, 3, low=0, high=3), i32(3, low=0, high=3)),
+    C("equal_bool", "Equal", _B1, _B2), C("equal_nan", "Equal", _NAN, _NAN_ROW),
+    C("greater", "Greater", f32(3, 4), f32(4)), C("greater_nan", "Greater", _NAN, _NAN_ROW),
+    C("greater_or_equal_int", "GreaterOrEqual", i32(2, 5, low=0, high=3), i32(2, 1, low=0, high=3)),
+    C("less_f64", "Less", f64(4), f64(3, 1)),
+    C("less_or_equal", "LessOrEqual", i32(6, low=0, high=3), Init(np.int32(1))),
+    C("less_mixed_host", "Less", f32(3), Init(np.ones(3, np.float64)), where="host"),
+    C("and", "And", _B1, _B2), C("or", "Or", _B1, _B2), C("xor", "Xor", _B2, _B1),
+    C("not", "Not", _B1),
+    C("selu", "Selu", f32(9, low=-3, high=3), alpha=1.5, gamma=2.0),
+    C("selu_default", "Selu", np.array([-1e-4, 0.0, -0.0, 1e-4, -30.0], np.float32)),
+    C("sign", "Sign", np.array([-2.5, 0.0, -0.0, np.nan, 3.0], np.float32)),
+    C("sign_int", "Sign", i32(7)), C("sign_uint", "Sign", np.array([0, 5], np.uint8)),
+    C("shrink", "Shrink", f32(9, low=-3, high=3), bias=0.5, lambd=1.0),
+    C("shrink_default", "Shrink", f64(9)),
+]
+
 _BOOL_MASK = R.random((2, 1, 5, 6)) > 0.3
 _BOOL_MASK[1, 0, 2] = False  # a query with no key left: its row of Y is 0
 _FLOAT_MASK = f32(2, 2, 5, 6)
@@ -297,4 +318,4 @@ ATTENTION = [  # batch 2, 2 heads, 5 queries, 6 keys, head size 4 (V's 3 where i
 ]
 
 CASES = (UNARY + BINARY + CAST + SHAPES + LINALG + CONV + POOL + NORM + REDUCE + TENSOR + ATTENTION
-         + SLICE_PAD)
+         + SLICE_PAD + COMPARE)

@@ -150,6 +150,33 @@ def cos(x, p0, p1):
     return math.cos(x) if abs(x) != INF else NAN
 
 
+def selu(x, p0, p1):
+    """gamma (p1) * (x if x > 0 else alpha (p0) * (exp(x) - 1))."""
+    return p1 * x if x > 0 else p1 * (p0 * math.expm1(x))
+
+
+def sign(x, p0, p1):
+    """-1, 0 or 1 by the sign of x; NaN stays NaN."""
+    if x > 0:
+        return 1
+    if x < 0:
+        return -1
+    return x  # 0 (or NaN)
+
+
+def shrink(x, p0, p1):
+    """x + bias (p1) below -lambd (p0), x - bias above lambd, else 0."""
+    if x < -p0:
+        return x + p1
+    if x > p0:
+        return x - p1
+    return 0
+
+
+def logical_not(x, p0, p1):
+    return not x
+
+
 # ---------------------------------------------------------------- binary formulas
 
 
@@ -207,6 +234,38 @@ def minimum(a, b):
     if b != b:
         return b
     return a if a <= b else b
+
+
+def equal(a, b):
+    return a == b
+
+
+def greater(a, b):
+    return a > b
+
+
+def greater_or_equal(a, b):
+    return a >= b
+
+
+def less(a, b):
+    return a < b
+
+
+def less_or_equal(a, b):
+    return a <= b
+
+
+def logical_and(a, b):
+    return a and b
+
+
+def logical_or(a, b):
+    return a or b
+
+
+def logical_xor(a, b):
+    return a != b
 
 
 def prelu(x, slope):

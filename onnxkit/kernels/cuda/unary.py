@@ -138,6 +138,24 @@ def abs_(X):
     return unary(X, s.abs_)
 
 
+@op("Selu", 1, 6, 22, registry=CUDA)
+def selu(X, *, alpha=1.67326319217681884765625, gamma=1.05070102214813232421875,
+         consumed_inputs=None):
+    return _float(X, s.selu, alpha, gamma)
+
+
+@op("Sign", 9, 13, registry=CUDA)
+def sign(X):
+    X = device(X)
+    need_dtype(X, NUMERIC, "X")
+    return unary(X, s.sign)
+
+
+@op("Shrink", 9, registry=CUDA)
+def shrink(input_, *, bias=0.0, lambd=0.5):
+    return _float(input_, s.shrink, lambd, bias)
+
+
 @op("Clip", 11, 12, 13, registry=CUDA)
 def clip(input_, min_=None, max_=None):
     """Bounds are scalars: read on the host (a counted copy if a node made them on the GPU)."""
