@@ -287,6 +287,27 @@ COMPARE = [
     C("shrink_default", "Shrink", f64(9)),
 ]
 
+WINDOWS = [
+    C("lrn", "LRN", f32(2, 5, 3, 2), size=3, alpha=0.1, beta=0.6, bias=2.0),
+    C("lrn_even_size_1d", "LRN", f64(1, 4, 3), size=4), C("lrn_2d", "LRN", f32(3, 4), size=5),
+    C("instance_norm", "InstanceNormalization", f32(2, 3, 4, 5), Init(f32(3)), Init(f32(3))),
+    C("instance_norm_1d_long", "InstanceNormalization", f32(1, 2, 70), f32(2), f32(2),
+      epsilon=0.01),
+    C("instance_norm_f64_3d", "InstanceNormalization", f64(1, 2, 2, 3, 2), Init(f64(2)),
+      Init(f64(2))),
+    C("conv_transpose", "ConvTranspose", f32(1, 2, 3, 3), Init(f32(2, 3, 3, 3)), Init(f32(3))),
+    C("conv_transpose_strides_pads", "ConvTranspose", f32(2, 2, 3, 4), Init(f32(2, 2, 3, 2)),
+      strides=[2, 3], pads=[1, 0, 0, 1], output_padding=[1, 2]),
+    C("conv_transpose_groups_dilations", "ConvTranspose", f32(1, 4, 3, 3), Init(f32(4, 3, 2, 2)),
+      Init(f32(6)), group=2, dilations=[2, 1], strides=[1, 2]),
+    C("conv_transpose_1d_output_shape", "ConvTranspose", f32(1, 1, 4), Init(f32(1, 2, 3)),
+      strides=[2], output_shape=[10]),
+    C("conv_transpose_same_upper", "ConvTranspose", f32(1, 2, 3, 3), Init(f32(2, 1, 3, 3)),
+      auto_pad="SAME_UPPER", strides=[2, 2]),
+    C("conv_transpose_3d_f64", "ConvTranspose", f64(1, 1, 2, 3, 2), Init(f64(1, 2, 2, 2, 2)),
+      strides=[1, 2, 1]),
+]
+
 _BOOL_MASK = R.random((2, 1, 5, 6)) > 0.3
 _BOOL_MASK[1, 0, 2] = False  # a query with no key left: its row of Y is 0
 _FLOAT_MASK = f32(2, 2, 5, 6)
@@ -318,4 +339,4 @@ ATTENTION = [  # batch 2, 2 heads, 5 queries, 6 keys, head size 4 (V's 3 where i
 ]
 
 CASES = (UNARY + BINARY + CAST + SHAPES + LINALG + CONV + POOL + NORM + REDUCE + TENSOR + ATTENTION
-         + SLICE_PAD + COMPARE)
+         + SLICE_PAD + COMPARE + WINDOWS)

@@ -30,7 +30,7 @@ CUDA = Registry("cuda")
 KERNEL_MODULES = (
     "unary", "binary", "cast", "shape_ops", "matmul", "conv", "pool", "batch_norm",
     "softmax", "layer_norm", "reduce", "transpose", "concat", "gather", "constant_of_shape",
-    "attention", "slice", "expand", "pad", "compare",
+    "attention", "slice", "expand", "pad", "compare", "lrn", "instance_norm", "conv_transpose",
 )
 
 #: Operators whose cuda kernel runs even when no input is on the device: their inputs are

@@ -6,16 +6,19 @@
         sync; if t < step: buf[t] = combine(buf[t], buf[t + step])
     sync; result = buf[0]; sync           (everyone reads it before buf is reused)
 
-Softmax, LayerNormalization and the Reduce operators are built on this.
+Softmax, LayerNormalization, InstanceNormalization and the Reduce operators are built on
+this; ``row_moments`` is the mean and variance of a row the two normalizations share.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
+import numpy as np
 from numba import cuda
 
 from onnxkit.kernels.cuda._device import simulated
+from onnxkit.kernels.cuda._scalar import add
 from onnxkit.kernels.indexing import for_cuda
 
 #: threads per row block, at most (the shared buffers are this long)
@@ -51,3 +54,27 @@ def row_threads(length: int) -> int:
     while threads < length and threads < most:
         threads *= 2
     return threads
+
+
+@lru_cache(maxsize=None)
+def row_moments(work):
+    """A device function ``moments(x, base, length, buf, t, nt) -> (mean, var)`` of the row
+    ``x[base : base + length]``, computed in the dtype ``work`` (two passes: mean, then the
+    mean of the squared deviations, the population variance)."""
+    total_of = block_reduce(add)
+    cast = np.dtype(work).type
+    zero = cast(0)
+
+    @cuda.jit(device=True)
+    def moments(x, base, length, buf, t, nt):
+        total = zero
+        for k in range(t, length, nt):
+            total += cast(x[base + k])
+        mean = cast(total_of(buf, t, nt, total) / length)
+        total = zero
+        for k in range(t, length, nt):
+            d = cast(x[base + k]) - mean
+            total += d * d
+        return mean, cast(total_of(buf, t, nt, total) / length)
+
+    return moments

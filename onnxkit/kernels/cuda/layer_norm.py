@@ -21,12 +21,11 @@ from onnxkit.kernels.cuda import _scalar as s
 from onnxkit.kernels.cuda._device import (FLOAT_DTYPES, HostFallback, device, empty, launch,
                                           need_dtype, shape_tuple)
 from onnxkit.kernels.cuda._elementwise import binary
-from onnxkit.kernels.cuda._rows import MAX_ROW_THREADS, block_reduce, row_threads
+from onnxkit.kernels.cuda._rows import MAX_ROW_THREADS, row_moments, row_threads
 from onnxkit.kernels.indexing import broadcast_offset, broadcast_strides, for_cuda
 from onnxkit.ops.nn._stats import normalize_axis, stash_dtype
 from onnxkit.ops.registry import op
 
-_sum = block_reduce(s.add)
 _offset = for_cuda(broadcast_offset)
 
 
@@ -34,8 +33,8 @@ _offset = for_cuda(broadcast_offset)
 def layer_norm_kernel(work):
     elem = numba.from_dtype(work)
     cast = np.dtype(work).type
-    zero = cast(0)
     one = cast(1)
+    moments = row_moments(work)
 
     @cuda.jit
     def kernel(x, length, scale, s_strides, bias, b_strides, has_bias, row_shape, epsilon,
@@ -45,15 +44,7 @@ def layer_norm_kernel(work):
         nt = cuda.blockDim.x
         r = cuda.blockIdx.x
         base = r * length
-        total = zero
-        for k in range(t, length, nt):
-            total += cast(x[base + k])
-        mean = cast(_sum(buf, t, nt, total) / length)
-        total = zero
-        for k in range(t, length, nt):
-            d = cast(x[base + k]) - mean
-            total += d * d
-        var = cast(_sum(buf, t, nt, total) / length)
+        mean, var = moments(x, base, length, buf, t, nt)
         inv = cast(one / math.sqrt(var + cast(epsilon)))
         for k in range(t, length, nt):
             y = (cast(x[base + k]) - mean) * inv * cast(scale[_offset(k, row_shape, s_strides)])
