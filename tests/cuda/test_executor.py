@@ -196,3 +196,31 @@ def test_attention_inputs_that_do_not_fit_name_the_node():
         onnxkit.Session(model, executor="cuda").run(None, feeds)
     message = str(info.value)
     assert "'attn' (Attention" in message and "do not fit" in message
+
+
+@pytest.mark.parametrize("node,init,says", [
+    (helper.make_node("Slice", ["x", "s", "s", "s", "s"], ["y"], name="bad_slice"),
+     np.array([0], np.int64), "step must not be 0"),
+    (helper.make_node("Pad", ["x", "s"], ["y"], name="bad_pad", mode="reflect"),
+     np.array([0, 0, 0, 9], np.int64), None),  # fine: X has 3 rows, 4 columns
+    (helper.make_node("Tile", ["x", "s"], ["y"], name="bad_tile"), np.array([2], np.int64),
+     "repeats [2] must be 2"),
+    (helper.make_node("Expand", ["x", "s"], ["y"], name="bad_expand"), np.array([2, 3], np.int64),
+     "cannot broadcast"),
+])
+def test_shape_kernels_name_the_node_on_bad_inputs(node, init, says):
+    model = _model([helper.make_node("Relu", ["x"], ["r"]),
+                    helper.make_node(node.op_type, ["r"] + list(node.input[1:]), ["y"],
+                                     name=node.name, **{a.name: helper.get_attribute_value(a)
+                                                        for a in node.attribute})],
+                   [("x", [3, 4])], ["y"], [_init("s", init)])
+    sess = onnxkit.Session(model, executor="cuda")
+    if says is None:  # the same node on good inputs runs on the device and agrees
+        (y,) = sess.run(None, {"x": X})
+        np.testing.assert_array_equal(y, np.pad(np.maximum(X, 0), [(0, 0), (0, 9)], "reflect"))
+        assert sess.executor.stats()["host_nodes"] == 0
+        return
+    with pytest.raises(KernelError) as info:
+        sess.run(None, {"x": X})
+    message = str(info.value)
+    assert f"'{node.name}' ({node.op_type}" in message and says in message

@@ -197,3 +197,24 @@ def test_broadcast_strides_refuses_what_does_not_broadcast():
     with pytest.raises(ValueError):
         ix.broadcast_strides((3,), (4,))
     assert ix.spatial3([5, 6], 1) == (1, 5, 6)
+
+
+@pytest.mark.parametrize("mode,number", [("constant", 0), ("reflect", 1), ("edge", 2), ("wrap", 3)])
+def test_pad_source_reads_what_np_pad_reads(mode, number):
+    source = ix.for_cpu(ix.pad_source)
+    for size, begin, end in itertools.product((2, 3, 5), (0, 1, 4, 9), (0, 2, 7)):
+        extra = {"constant_values": -1} if mode == "constant" else {}
+        padded = np.pad(np.arange(size), (begin, end), mode=mode, **extra)
+        for o, want in enumerate(padded):
+            assert ix.pad_source(o, begin, size, number) == source(o, begin, size, number) == want
+
+
+def test_transposed_source_inverts_the_scatter():
+    source = ix.for_cpu(ix.transposed_source)
+    for stride, begin, dilation, size, j in itertools.product((1, 2, 3), (0, 1, 2), (1, 2),
+                                                              (1, 4), range(3)):
+        lands = {q * stride - begin + j * dilation: q for q in range(size)}
+        for o in range(-2, 14):
+            want = lands.get(o, -1)
+            assert ix.transposed_source(o, j, stride, begin, dilation, size) == want
+            assert source(o, j, stride, begin, dilation, size) == want
