@@ -242,6 +242,8 @@ SLICE_PAD = [
       Init(i64([-1, 1]))),
     C("slice_negative_step_past_front", "Slice", _X3, Init(i64([10, -2])), Init(i64([-100, -9])),
       Init(i64([2, 1])), Init(i64([-1, -1]))),
+    C("slice_huge_step", "Slice", _X3, Init(i64([-1, 1])), Init(i64([-2**63, 5])),
+      Init(i64([1, 2])), Init(i64([-2**62, 2**62]))),
     C("slice_empty", "Slice", _X3, Init(i64([3])), Init(i64([1])), Init(i64([0]))),
     C("slice_fed_int", "Slice", i32(4, 6), i64([1, -5]), i64([3, 6]), i64([0, 1]), i64([1, 3])),
     C("slice_v1", "Slice", _X3, opset=1, starts=[1, -3], ends=[2, 4], axes=[0, 2]),

@@ -43,9 +43,10 @@ def _slice(data, starts, ends, axes, steps):
     for axis, (dim, part) in enumerate(zip(X.shape, index)):
         picked = range(dim)[part]
         shape.append(len(picked))
-        strides.append(picked.step * own[axis])
+        # a stride matters with two elements or more (a lone one may have a step near 2**63)
+        strides.append(picked.step * int(own[axis]) if len(picked) > 1 else 0)
         if len(picked):
-            base += picked.start * own[axis]
+            base += picked.start * int(own[axis])
     return strided(X, shape, strides, base)
 
 
