@@ -21,8 +21,7 @@ from onnxkit.kernels.cuda import CUDA
 from onnxkit.kernels.cuda._device import (FLOAT_DTYPES, HostFallback, device, empty, launch_1d,
                                           need_dtype)
 from onnxkit.kernels.indexing import for_cuda, im2col_col_split, spatial3, transposed_source
-from onnxkit.ops.nn.conv import check_kernel_shape
-from onnxkit.ops.nn.conv_transpose import output_geometry
+from onnxkit.ops.nn.conv_transpose import checked_shapes
 from onnxkit.ops.registry import op
 from onnxkit.runtime.limits import check_allocation
 
@@ -82,14 +81,10 @@ def conv_transpose(X, W, B=None, *, auto_pad="NOTSET", dilations=None, group=1,
         raise HostFallback(f"X is {X.dtype}, W {W.dtype}, B {None if B is None else bias.dtype}")
     if not 3 <= X.ndim <= 5:
         raise HostFallback(f"{X.ndim - 2}-D ConvTranspose: the cuda kernel takes 1-D to 3-D")
-    kernel = check_kernel_shape(kernel_shape, W)
     n, c = X.shape[:2]
-    if W.shape[0] != c or c % group:
-        raise KernelError(f"ConvTranspose with group={group}: X has {c} channels, W has "
-                          f"shape {list(W.shape)}")
-    m = W.shape[1] * group
-    g, out_spatial = output_geometry(X.shape[2:], kernel, strides, dilations, pads, auto_pad,
-                                     output_padding, output_shape)
+    kernel, m, g, out_spatial = checked_shapes(X.shape, W, group, kernel_shape, strides,
+                                               dilations, pads, auto_pad, output_padding,
+                                               output_shape)
     if bias is not None and bias.size != m:
         raise KernelError(f"ConvTranspose: B has {bias.size} values for {m} output channels")
     check_allocation((n, m) + out_spatial, X.dtype, "ConvTranspose output")

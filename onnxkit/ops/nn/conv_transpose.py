@@ -53,18 +53,27 @@ def output_geometry(in_shape, kernel, strides, dilations, pads, auto_pad, output
     return g, tuple(out)
 
 
+def checked_shapes(x_shape, W, group, kernel_shape, strides, dilations, pads, auto_pad,
+                   output_padding, output_shape):
+    """``(kernel, output channels, geometry, output spatial shape)`` of a ConvTranspose, its
+    weights checked against X's channels and ``group`` (W is C x M/group x kernel)."""
+    kernel = check_kernel_shape(kernel_shape, W)
+    c = x_shape[1]
+    if W.shape[0] != c or c % group:
+        raise KernelError(f"ConvTranspose with group={group}: X has {c} channels, W has "
+                          f"shape {list(W.shape)}")
+    g, out = output_geometry(x_shape[2:], kernel, strides, dilations, pads, auto_pad,
+                             output_padding, output_shape)
+    return kernel, W.shape[1] * group, g, out
+
+
 @op("ConvTranspose", 1, 11, 22)
 def conv_transpose(X, W, B=None, *, auto_pad="NOTSET", dilations=None, group=1,
                    kernel_shape=None, output_padding=None, output_shape=None, pads=None,
                    strides=None):
-    kernel = check_kernel_shape(kernel_shape, W)
     n, c = X.shape[:2]
-    if W.shape[0] != c or c % group:
-        raise KernelError(f"ConvTranspose with group={group}: X has {c} channels, W has "
-                          f"shape {list(W.shape)}")
-    m = W.shape[1] * group
-    g, out = output_geometry(X.shape[2:], kernel, strides, dilations, pads, auto_pad,
-                             output_padding, output_shape)
+    kernel, m, g, out = checked_shapes(X.shape, W, group, kernel_shape, strides, dilations,
+                                       pads, auto_pad, output_padding, output_shape)
     work = compute_dtype(X.dtype)
     check_allocation((n, m) + g.kernel + g.out, work, "ConvTranspose columns")
     check_allocation((n, m) + out, work, "ConvTranspose output")
