@@ -1,11 +1,10 @@
 """The spec-suite cases the ``cuda`` executor is checked on in CI, under the simulator.
 
 ``CUDA_SUBSET`` holds the onnx node cases whose every operator has a cuda kernel
-(``onnxkit.kernels.cuda.KERNEL_MODULES``): 720 cases, 124 s under ``NUMBA_ENABLE_CUDASIM=1``
-with ``pytest -n 2`` on two cores (the 571 before Slice, Pad, the comparisons... took 97 s
-in the same session: times vary with the machine's load). ``SLOW_UNDER_SIMULATOR`` are
-left out for time (they pass, but take 5 to 25 s each there); so are the cases a cuda kernel hands back to the
-host (``ON_THE_HOST``: they pass, but test the reference kernel). Regenerate the
+(``onnxkit.kernels.cuda.KERNEL_MODULES``): 720 cases, about 70 s under
+``NUMBA_ENABLE_CUDASIM=1`` with ``pytest -n 2`` on two cores. ``SLOW_UNDER_SIMULATOR``
+are left out for time (they pass, but take 5 to 25 s each there); so are the cases a cuda
+kernel hands back to the host (``ON_THE_HOST``: they pass, but test the reference kernel). Regenerate the
 candidates after adding kernels:
 
     NUMBA_ENABLE_CUDASIM=1 python -m spec_tests.cuda_subset
