@@ -23,6 +23,7 @@ BASELINE = "ort-all"
 NAMES = {"ort-all": "ORT ENABLE_ALL", "ort-none": "ORT DISABLE_ALL", "cpu-L0": "onnxkit cpu L0",
          "cpu-L1": "onnxkit cpu L1", "cpu-L2": "onnxkit cpu L2", "cpu-L3": "onnxkit cpu L3",
          "onnxkit-ref": "onnxkit reference", "onnx-ref": "onnx.reference"}
+BLAS_NAMES = {"onemkl": "oneMKL", "openblas": "OpenBLAS"}
 
 
 def add_output_differences(results: list[dict], outputs_dir: Path) -> None:
@@ -69,6 +70,7 @@ def markdown(results: list[dict], info: dict) -> str:
               f"{info.get('OPENBLAS_CORETYPE (caller)') or 'unset'}"
               f"{' (kept)' if info.get('keep_coretype') else ' (removed for the measurements)' if info.get('OPENBLAS_CORETYPE (caller)') else ''}",
               f"- Winograd or im2col for eligible 3x3 convolutions: {_conv_choice(results)}",
+              f"- oneMKL or OpenBLAS for each product: {_blas_choice(results)}",
               f"- kernel cache warmed in {info.get('warm_s', 0):.1f} s before measuring; each "
               "cell is its own process: median of repeated runs after warm-up",
               f"- measurements started on an idle machine: {_quiet(results)}", ""]
@@ -218,6 +220,29 @@ def _conv_choice(results) -> str:
                           f"{picks.count('winograd')} F(2x2) / {picks.count('im2col')} im2col")
     return (f"timed per layer shape on this machine ({NAMES.get(top, top)}: "
             f"{', '.join(chosen) or 'no eligible layer'})")
+
+
+def _blas_choice(results) -> str:
+    """Which library did the products of each shape at the highest level measured: with
+    oneMKL and OpenBLAS both loaded, the faster one here, timed per product shape
+    (``onnxkit/kernels/cpu/_blas.py``)."""
+    cells = [r for r in results if r.get("blas_tuning")]
+    if not cells:
+        return "—"
+    libraries = cells[0]["blas_tuning"]["libraries"]
+    if len(libraries) == 1:
+        return f"{BLAS_NAMES.get(libraries[0], libraries[0])} only"
+    if not any(r["blas_tuning"]["timed"] for r in cells):
+        return f"{BLAS_NAMES.get(libraries[0], libraries[0])} (ONNXKIT_CPU_TUNE=0)"
+    top = max(r["runtime"] for r in cells)
+    counts = []
+    for r in cells:
+        picks = r["blas_tuning"]["chosen"]
+        if r["runtime"] == top and picks:
+            counts.append(f"{r['model']} " + " / ".join(
+                f"{picks.count(lib)} {BLAS_NAMES.get(lib, lib)}" for lib in libraries))
+    return (f"timed per product shape on this machine ({NAMES.get(top, top)}: "
+            f"{', '.join(counts) or 'no product'})")
 
 
 def chart(results: list[dict], path: Path) -> None:

@@ -150,7 +150,7 @@ def child(spec: dict) -> dict:
               "peak_mib": (high - base) / 1024, "peak_total_mib": (high - base_total) / 1024,
               "libraries_mib": (base - base_total) / 1024, "peak_exact": resettable}
     if runtime.startswith("cpu-"):
-        from onnxkit.kernels.cpu._blas import LIBRARY
+        from onnxkit.kernels.cpu._blas import CHOICES, LIBRARY
         from onnxkit.kernels.cpu._threads import blas_info
         from onnxkit.kernels.cpu._tuning import TUNING_LOG, tuning
 
@@ -163,7 +163,10 @@ def child(spec: dict) -> dict:
         result["blas"] = [dict(b, products=b["library"] == LIBRARY) for b in blas_info()]
         result["numba_threads"] = {"threads": numba.config.NUMBA_NUM_THREADS, "layer": layer}
         result["conv_tuning"] = {"timed": tuning(),
-                                 "chosen": [winner for _, winner, _ in TUNING_LOG]}
+                                 "chosen": [w for key, w, _ in TUNING_LOG if key[0] == "conv"]}
+        result["blas_tuning"] = {"timed": tuning(), "libraries": list(CHOICES),
+                                 "chosen": [w for key, w, _ in TUNING_LOG
+                                            if key[0].startswith("gemm")]}
     if spec.get("save"):
         np.save(spec["save"], np.asarray(outputs[0], dtype=np.float32))
     del limiter

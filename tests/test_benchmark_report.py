@@ -1,6 +1,7 @@
-"""The CPU benchmark's report says how the convolution algorithms were chosen."""
+"""The CPU benchmark's report says how the convolution algorithms and the BLAS library
+of each product were chosen."""
 
-from benchmarks.report import _conv_choice
+from benchmarks.report import _blas_choice, _conv_choice
 
 
 def _cell(model, runtime, timed, chosen):
@@ -22,3 +23,24 @@ def test_conv_choice_names_the_static_rule_and_no_cpu_cells():
     assert _conv_choice([_cell("resnet18", "cpu-L3", False, [])]) == \
         "the static rule (ONNXKIT_CPU_TUNE=0)"
     assert _conv_choice([{"model": "mlp", "runtime": "ort-all"}]) == "—"
+
+
+def _blas(model, runtime, timed, chosen, libraries=("onemkl", "openblas")):
+    return {"model": model, "runtime": runtime,
+            "blas_tuning": {"timed": timed, "libraries": list(libraries), "chosen": chosen}}
+
+
+def test_blas_choice_counts_each_library_at_the_highest_level():
+    results = [_blas("mlp", "cpu-L2", True, ["onemkl"] * 5),
+               _blas("mlp", "cpu-L3", True, ["openblas", "onemkl", "openblas"]),
+               _blas("resnet18", "cpu-L3", True, ["onemkl"]),
+               {"model": "mlp", "runtime": "ort-all"}]
+    assert _blas_choice(results) == ("timed per product shape on this machine (onnxkit cpu "
+                                     "L3: mlp 1 oneMKL / 2 OpenBLAS, resnet18 1 oneMKL / "
+                                     "0 OpenBLAS)")
+
+
+def test_blas_choice_with_one_library_or_tuning_off():
+    assert _blas_choice([_blas("mlp", "cpu-L3", True, [], ["openblas"])]) == "OpenBLAS only"
+    assert _blas_choice([_blas("mlp", "cpu-L3", False, [])]) == "oneMKL (ONNXKIT_CPU_TUNE=0)"
+    assert _blas_choice([{"model": "mlp", "runtime": "ort-all"}]) == "—"

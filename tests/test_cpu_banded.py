@@ -48,13 +48,15 @@ CASES = [  # X shape, W shape, pads (t, l, b, r), strides, dilations, activation
 ]
 
 
+@pytest.mark.parametrize("lib", range(len(_blas.CHOICES)), ids=lambda i: _blas.CHOICES[i])
 @pytest.mark.parametrize("rows", [1, 2, 3, None])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("case", CASES,
                          ids=[f"{c[1][2]}x{c[1][3]}_{i}" for i, c in enumerate(CASES)])
-def test_banded_conv_matches_a_direct_convolution(monkeypatch, case, dtype, rows):
+def test_banded_conv_matches_a_direct_convolution(monkeypatch, case, dtype, rows, lib):
     xs, ws, pads, strides, dilations, act, has_z = case
     monkeypatch.setattr(_banded, "MIN_COLUMNS", 0)  # small test layers take the band path
+    monkeypatch.setattr(conv, "with_library", lambda key, run: run(lib))  # each BLAS
     if rows is not None:
         monkeypatch.setattr(conv, "band_rows", lambda *args: rows)
     calls = []

@@ -33,11 +33,15 @@ def test_onemkl_does_the_products_where_installed():
     except importlib.metadata.PackageNotFoundError:
         installed = False
     refused = os.environ.get("ONNXKIT_BLAS", "").strip().lower() == "openblas"
+    alone = os.environ.get("ONNXKIT_BLAS", "").strip().lower() == "mkl"
     if installed and not refused:
         assert _blas.LIBRARY.startswith("libmkl_rt"), _blas.LIBRARY
         assert _blas.ILP64 and _blas._S_NAME == "cblas_sgemm_64"
+        # numpy's OpenBLAS beside it, timed against it per product shape
+        assert _blas.CHOICES == (("onemkl",) if alone else ("onemkl", "openblas"))
     else:
         assert "openblas" in _blas.LIBRARY, _blas.LIBRARY
+        assert _blas.CHOICES == ("openblas",)
 
 
 def _layouts(x):
@@ -66,13 +70,14 @@ def test_products_match_numpy_for_every_layout(dtype, m, k, n):
             np.testing.assert_allclose(out, want, **_tol(dtype), err_msg=f"{la} @ {lb}")
 
 
+@pytest.mark.parametrize("lib", range(len(_blas.CHOICES)), ids=lambda i: _blas.CHOICES[i])
 @pytest.mark.parametrize("parts", [1, 2, 3, 7])
 @pytest.mark.parametrize("m, n", [(300, 1000), (100, 20), (5, 3)])
 @pytest.mark.parametrize("by_columns", [True, False])
 @pytest.mark.parametrize("order_a, order_b", [("C", "C"), ("F", "F"), ("C", "F")])
-def test_every_split_covers_the_output_once(parts, m, n, by_columns, order_a, order_b):
+def test_every_split_covers_the_output_once(parts, m, n, by_columns, order_a, order_b, lib):
     """Column splits and row splits, of operands as they lie or transposed (F order:
-    TRANS), with more parts than rows or columns."""
+    TRANS), with more parts than rows or columns, by each library loaded."""
     k = 6
     a, b = f32(m, k), f32(k, n)
     a_, b_ = np.asarray(a, order=order_a), np.asarray(b, order=order_b)
@@ -80,8 +85,52 @@ def test_every_split_covers_the_output_once(parts, m, n, by_columns, order_a, or
     ta, lda = _blas._layout(a_)
     tb, ldb = _blas._layout(b_)
     _blas.gemm_parts(a_.ctypes.data, ta, lda, b_.ctypes.data, tb, ldb, out.ctypes.data, n, m,
-                     n, k, 4, parts, by_columns)
+                     n, k, 4, parts, by_columns, lib)
     np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("lib", range(len(_blas.CHOICES)), ids=lambda i: _blas.CHOICES[i])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_each_library_computes_batches(lib, dtype):
+    u = RNG.standard_normal((5, 7, 9)).astype(dtype)
+    v = RNG.standard_normal((5, 9, 4)).astype(dtype)
+    out = np.full((5, 7, 4), np.nan, dtype)
+    la, lb = _blas._layout(u), _blas._layout(v)
+    size = out.itemsize
+    _blas.gemm_batch(u.ctypes.data, la[0], la[1], u.strides[0], v.ctypes.data, lb[0], lb[1],
+                     v.strides[0], out.ctypes.data, 4, out.strides[0], 5, 7, 4, 9, size, lib)
+    np.testing.assert_allclose(out, u @ v, **_tol(dtype))
+
+
+def test_the_library_is_timed_once_per_product_shape(monkeypatch):
+    """With oneMKL and OpenBLAS both loaded and tuning on, the first product of a shape
+    times each library (three runs each) and later ones run the winner only; with tuning
+    off the first of ``CHOICES`` runs."""
+    from onnxkit.kernels.cpu import _tuning
+
+    _tuning.forget()
+    calls = []
+    monkeypatch.setenv("ONNXKIT_CPU_TUNE", "0")
+    _blas.with_library(("test", 1), calls.append)
+    assert calls == [0]
+    monkeypatch.setenv("ONNXKIT_CPU_TUNE", "1")
+    calls.clear()
+    _blas.with_library(("test", 2), calls.append)
+    if len(_blas.CHOICES) == 1:
+        assert calls == [0]
+        return
+    assert sorted(calls) == [0, 0, 0, 1, 1, 1]
+    (key, winner, times), = [e for e in _tuning.TUNING_LOG if e[0] == ("test", 2)]
+    assert set(times) == set(_blas.CHOICES) and winner == min(times, key=times.get)
+    calls.clear()
+    _blas.with_library(("test", 2), calls.append)
+    assert calls == [_blas.CHOICES.index(winner)]
+    a, b = f32(70, 300), f32(300, 90)  # a real product through the timed path
+    out = np.full((70, 90), np.nan, np.float32)
+    _blas.matmul(a, b, out)
+    np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-4)
+    assert any(e[0][0] == "gemm" for e in _tuning.TUNING_LOG)
+    _tuning.forget()
 
 
 def test_the_split_direction():

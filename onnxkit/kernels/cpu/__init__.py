@@ -53,12 +53,12 @@ CPU = Registry("cpu")
 
 
 def _sources_hash() -> str:
-    from onnxkit.kernels.cpu._blas import LIBRARY
+    from onnxkit.kernels.cpu._blas import LIBRARIES
     from onnxkit.kernels.cpu._threads import MIN_PARALLEL_ELEMENTS, THREADS
 
     digest = hashlib.sha1()
     # compiled in: the thread split (``_threads``) and the BLAS library (``_blas``)
-    digest.update(f"{THREADS} {MIN_PARALLEL_ELEMENTS} {LIBRARY}".encode())
+    digest.update(f"{THREADS} {MIN_PARALLEL_ELEMENTS} {LIBRARIES}".encode())
     here = Path(__file__).parent
     for path in sorted(here.glob("*.py")) + [here.parent / "indexing.py"]:
         digest.update(path.name.encode())

@@ -57,11 +57,12 @@ def scratch_shape(k: int, ow: int, rows: int, oh: int) -> tuple[int, int]:
 
 @njit(cache=True, parallel=True)
 def banded_conv(x, xp, w, bias, z, has_z, code, p0, p1, y, scratch, kh, kw, sh, sw, dh, dw,
-                pt, pl, rows):
+                pt, pl, rows, lib):
     """One image: x (C, H, W) -> y (M, OH, OW), ``rows`` output rows per band.
 
     ``w`` (M, K) contiguous; ``xp``: ``phases(x, sw)`` when sw > 1; ``z`` (M, OH, OW)
-    when ``has_z``; ``scratch`` (parts, K * rows * OW): part p's band buffer.
+    when ``has_z``; ``scratch`` (parts, K * rows * OW): part p's band buffer; ``lib``:
+    the BLAS library of the products (``_blas.CHOICES``).
     """
     oh_n = y.shape[1]
     bands = (oh_n + rows - 1) // rows
@@ -70,17 +71,17 @@ def banded_conv(x, xp, w, bias, z, has_z, code, p0, p1, y, scratch, kh, kw, sh, 
     if parts == 1:  # small work: no parallel region
         for b in range(bands):
             _band(x, xp, w, bias, z, has_z, code, p0, p1, y, scratch[0], kh, kw, sh, sw, dh,
-                  dw, pt, pl, b * rows, min(oh_n, (b + 1) * rows))
+                  dw, pt, pl, b * rows, min(oh_n, (b + 1) * rows), lib)
         return
     for p in prange(parts):
         for b in range(p * per, min(bands, (p + 1) * per)):
             _band(x, xp, w, bias, z, has_z, code, p0, p1, y, scratch[p], kh, kw, sh, sw, dh,
-                  dw, pt, pl, b * rows, min(oh_n, (b + 1) * rows))
+                  dw, pt, pl, b * rows, min(oh_n, (b + 1) * rows), lib)
 
 
 @njit(cache=True, error_model="numpy")
 def _band(x, xp, w, bias, z, has_z, code, p0, p1, y, buf, kh, kw, sh, sw, dh, dw, pt, pl,
-          r_lo, r_hi):
+          r_lo, r_hi, lib):
     """Output rows r_lo .. r_hi - 1: im2col into ``buf``, product, epilogue."""
     m, k = w.shape
     oh_n, ow_n = y.shape[1], y.shape[2]
@@ -91,7 +92,7 @@ def _band(x, xp, w, bias, z, has_z, code, p0, p1, y, buf, kh, kw, sh, sw, dh, dw
     size = y.itemsize
     flat = y.reshape(m, oh_n * ow_n)
     gemm_call(NO_TRANS, NO_TRANS, m, n, k, w.ctypes.data, k, cols.ctypes.data, n,
-              flat.ctypes.data + r_lo * ow_n * size, oh_n * ow_n, size == 4)
+              flat.ctypes.data + r_lo * ow_n * size, oh_n * ow_n, size == 4, lib)
     start = r_lo * ow_n
     for r in range(m):
         dst = flat[r, start:start + n]

@@ -21,16 +21,22 @@ Measured on the 2-core VM (``tests/test_cpu_blas.py`` checks the values, not the
 memory-bound parallel kernel, 1.07 ms where the two-pool version took 1.25 ms.
 
 Which BLAS. oneMKL's single dynamic library (``libmkl_rt``, from the ``mkl`` wheel, a
-dependency on Linux x86-64), set to its sequential layer: on the development VM's Xeon
-its single-thread sgemm runs the network's products 10-60% faster than OpenBLAS's
-(512 x 4608 x 25: 0.80 ms against 1.32; 64 x 256 x 1568: 0.24 against 0.34), and the
-models 10-27% faster end to end (docs/cpu.md). Where it is missing, or with
-``ONNXKIT_BLAS=openblas``, numpy's own library (``numpy.libs``: scipy-openblas, 64-bit
-integers, symbols ``scipy_cblas_sgemm64_`` ...). Either way the 64-bit-integer entry
-points (oneMKL's ``cblas_sgemm_64``) are handed to LLVM by name (``onnxkit_sgemm``), so
-the kernels that call them stay cacheable; the library's name is part of the kernel
-cache's (``cache_dir``). Where neither is found, ``AVAILABLE`` is False and ``matmul``
-is ``np.matmul``. numpy's own OpenBLAS pool is the one ``one_blas_thread`` sets.
+dependency on Linux x86-64), set to its sequential layer, and numpy's own OpenBLAS
+(``numpy.libs``: scipy-openblas, 64-bit integers, symbols ``scipy_cblas_sgemm64_`` ...).
+Neither wins everywhere: on the Intel development VM (Sapphire Rapids) oneMKL's
+single-thread sgemm ran the network's products 10-60% faster (512 x 4608 x 25: 0.80 ms
+against 1.32; 64 x 256 x 1568: 0.24 against 0.34); on the AMD one (EPYC, Zen 4) it ran
+narrow products 3-4x slower (64 x 512 x 10: 43 us against 13) and ResNet-18 took 28.8 ms
+on oneMKL alone, 20.0 on OpenBLAS alone. So, like the convolution algorithms
+(``_tuning``), the first product of each shape (sizes, layout, split) times both
+libraries and later ones run the faster (``with_library``); with tuning off
+(``ONNXKIT_CPU_TUNE=0``, the tests) the first of ``CHOICES`` runs, oneMKL where
+installed. ``ONNXKIT_BLAS=mkl`` or ``=openblas`` keeps one library only. The
+64-bit-integer entry points are handed to LLVM by name (``onnxkit_sgemm`` for the first
+library, ``onnxkit_sgemm2`` for the second), so the kernels that call them stay
+cacheable; the libraries' names are part of the kernel cache's (``cache_dir``). Where
+neither is found, ``AVAILABLE`` is False and ``matmul`` is ``np.matmul``. numpy's own
+OpenBLAS pool is the one ``one_blas_thread`` sets.
 """
 
 from __future__ import annotations
@@ -40,9 +46,12 @@ import glob
 import os
 import sys
 from contextlib import contextmanager
+from functools import partial
 
 import numpy as np
 from numba import get_num_threads, njit, prange, types
+
+from onnxkit.kernels.cpu._tuning import chosen, pick, tuning
 
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
 MKL_SEQUENTIAL = 1  # MKL_Set_Threading_Layer's MKL_THREADING_SEQUENTIAL
@@ -66,11 +75,16 @@ def _numpy_blas():
     return None, ""
 
 
+def _wanted() -> str:
+    """``ONNXKIT_BLAS``: "openblas" or "mkl" for that library alone; anything else both."""
+    return os.environ.get("ONNXKIT_BLAS", "").strip().lower()
+
+
 def _mkl():
     """oneMKL's single dynamic library (the ``mkl`` wheel) set to run sequentially, and its
     file name; (None, "") where it is missing, refused (``ONNXKIT_BLAS=openblas``) or already
     set up by someone else to run threaded."""
-    if os.environ.get("ONNXKIT_BLAS", "").strip().lower() == "openblas":
+    if _wanted() == "openblas":
         return None, ""
     for path in sorted(glob.glob(os.path.join(sys.prefix, "lib", "libmkl_rt.so*"))):
         try:
@@ -111,10 +125,15 @@ def _symbol(lib, names):
 _NUMPY, _NUMPY_NAME = _numpy_blas()
 _MKL, _MKL_NAME = _mkl()
 _LIB, LIBRARY = (_MKL, _MKL_NAME) if _MKL is not None else (_NUMPY, _NUMPY_NAME)
-_S_NAME, _SGEMM = _symbol(_LIB, ("cblas_sgemm_64", "scipy_cblas_sgemm64_", "cblas_sgemm64_",
-                                 "scipy_cblas_sgemm", "cblas_sgemm"))
-_D_NAME, _DGEMM = _symbol(_LIB, ("cblas_dgemm_64", "scipy_cblas_dgemm64_", "cblas_dgemm64_",
-                                 "scipy_cblas_dgemm", "cblas_dgemm"))
+_SGEMM_NAMES = ("cblas_sgemm_64", "scipy_cblas_sgemm64_", "cblas_sgemm64_", "scipy_cblas_sgemm",
+                "cblas_sgemm")
+_DGEMM_NAMES = tuple(name.replace("sgemm", "dgemm") for name in _SGEMM_NAMES)
+_S_NAME, _SGEMM = _symbol(_LIB, _SGEMM_NAMES)
+_D_NAME, _DGEMM = _symbol(_LIB, _DGEMM_NAMES)
+# the second library: numpy's OpenBLAS beside oneMKL, timed against it per product shape
+_ALT = _NUMPY if _MKL is not None and _wanted() != "mkl" else None
+_S2_NAME, _SGEMM2 = _symbol(_ALT, _SGEMM_NAMES)
+_D2_NAME, _DGEMM2 = _symbol(_ALT, _DGEMM_NAMES)
 # numpy's own pool (its np.matmul / np.dot calls), set to one thread during a run
 _, _SET = _symbol(_NUMPY, ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_",
                            "scipy_openblas_set_num_threads", "openblas_set_num_threads"))
@@ -122,12 +141,19 @@ _, _GET = _symbol(_NUMPY, ("scipy_openblas_get_num_threads64_", "openblas_get_nu
                            "scipy_openblas_get_num_threads", "openblas_get_num_threads"))
 AVAILABLE = None not in (_SGEMM, _DGEMM, _SET, _GET)
 ILP64 = bool(_S_NAME) and _S_NAME.endswith(("64_", "_64"))
+_ALT_OK = (None not in (_SGEMM2, _DGEMM2)
+           and _S2_NAME.endswith(("64_", "_64")) == ILP64 == _D2_NAME.endswith(("64_", "_64")))
+#: the libraries ``matmul`` chooses between (index 0 the default): "onemkl", "openblas"
+CHOICES = (("onemkl",) if _MKL is not None else ("openblas",)) + (("openblas",) if _ALT_OK else ())
+LIBRARIES = (LIBRARY,) + ((_NUMPY_NAME,) if _ALT_OK else ())
 
 if AVAILABLE:
     import llvmlite.binding as llvm
 
-    llvm.add_symbol("onnxkit_sgemm", ctypes.cast(_SGEMM, ctypes.c_void_p).value)
-    llvm.add_symbol("onnxkit_dgemm", ctypes.cast(_DGEMM, ctypes.c_void_p).value)
+    for symbol, fn in (("onnxkit_sgemm", _SGEMM), ("onnxkit_dgemm", _DGEMM),
+                       ("onnxkit_sgemm2", _SGEMM2 if _ALT_OK else _SGEMM),
+                       ("onnxkit_dgemm2", _DGEMM2 if _ALT_OK else _DGEMM)):
+        llvm.add_symbol(symbol, ctypes.cast(fn, ctypes.c_void_p).value)
     _SET.argtypes, _SET.restype = [ctypes.c_int], None
     _GET.argtypes, _GET.restype = [], ctypes.c_int
 
@@ -142,14 +168,21 @@ def _signature(real):
 
 _sgemm = types.ExternalFunction("onnxkit_sgemm", _signature(types.float32))
 _dgemm = types.ExternalFunction("onnxkit_dgemm", _signature(types.float64))
+_sgemm2 = types.ExternalFunction("onnxkit_sgemm2", _signature(types.float32))
+_dgemm2 = types.ExternalFunction("onnxkit_dgemm2", _signature(types.float64))
 
 
 @njit(inline="always")
-def gemm_call(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, single):
-    if single:
+def gemm_call(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, single, lib=0):
+    """One product on this thread, by library ``lib`` (an index into ``CHOICES``)."""
+    if single and lib == 0:
         _sgemm(ROW_MAJOR, ta, tb, m, n, k, np.float32(1), a, lda, b, ldb, np.float32(0), c, ldc)
-    else:
+    elif single:
+        _sgemm2(ROW_MAJOR, ta, tb, m, n, k, np.float32(1), a, lda, b, ldb, np.float32(0), c, ldc)
+    elif lib == 0:
         _dgemm(ROW_MAJOR, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc)
+    else:
+        _dgemm2(ROW_MAJOR, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc)
 
 
 def split_by_columns(m: int, n: int, parts: int) -> bool:
@@ -170,7 +203,7 @@ def split_by_columns(m: int, n: int, parts: int) -> bool:
 
 
 @njit(parallel=True, cache=True)
-def gemm_parts(a, ta, lda, b, tb, ldb, c, ldc, m, n, k, size, parts, by_columns):
+def gemm_parts(a, ta, lda, b, tb, ldb, c, ldc, m, n, k, size, parts, by_columns, lib):
     """C (m, n) = op(A) @ op(B) in ``parts`` calls, by columns or by rows of C
     (``split_by_columns``).
 
@@ -179,10 +212,10 @@ def gemm_parts(a, ta, lda, b, tb, ldb, c, ldc, m, n, k, size, parts, by_columns)
     stored matrix is op's transpose (``_layout``); ``size``: 4 (float32) or 8. Part p of
     a column split computes columns [p * per, ...) of C from the same columns of op(B);
     of a row split, rows of C from the same rows of op(A). Addresses, not arrays: one
-    compiled signature serves every layout.
+    compiled signature serves every layout. ``lib``: which of ``CHOICES`` computes.
     """
     if parts == 1:  # small product: no parallel region
-        gemm_call(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, size == 4)
+        gemm_call(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, size == 4, lib)
         return
     total = n if by_columns else m
     per = (total + parts - 1) // parts
@@ -194,20 +227,35 @@ def gemm_parts(a, ta, lda, b, tb, ldb, c, ldc, m, n, k, size, parts, by_columns)
         if by_columns:  # columns lo.. of op(B): row lo of the stored B^T, or its column lo
             step = ldb * size if tb == TRANS else size
             gemm_call(ta, tb, m, hi - lo, k, a, lda, b + lo * step, ldb, c + lo * size, ldc,
-                  size == 4)
+                      size == 4, lib)
         else:  # rows lo.. of op(A): column lo of the stored A^T, or its row lo
             step = size if ta == TRANS else lda * size
-            gemm_call(ta, tb, hi - lo, n, k, a + lo * step, lda, b, ldb, c + lo * ldc * size, ldc,
-                  size == 4)
+            gemm_call(ta, tb, hi - lo, n, k, a + lo * step, lda, b, ldb, c + lo * ldc * size,
+                      ldc, size == 4, lib)
 
 
 @njit(parallel=True, cache=True)
-def gemm_batch(a, ta, lda, sa, b, tb, ldb, sb, c, ldc, sc, batch, m, n, k, size):
+def gemm_batch(a, ta, lda, sa, b, tb, ldb, sb, c, ldc, sc, batch, m, n, k, size, lib):
     """C[i] = op(A[i]) @ op(B[i]) for i < batch, the products shared among the threads;
     ``sa``, ``sb``, ``sc``: the byte steps from one matrix to the next (0: one matrix
     for the whole batch)."""
     for i in prange(batch):
-        gemm_call(ta, tb, m, n, k, a + i * sa, lda, b + i * sb, ldb, c + i * sc, ldc, size == 4)
+        gemm_call(ta, tb, m, n, k, a + i * sa, lda, b + i * sb, ldb, c + i * sc, ldc, size == 4,
+                  lib)
+
+
+def with_library(key, run) -> None:
+    """``run(lib)`` with the library that computes products of this ``key`` (shapes, layout,
+    split) fastest here: with both oneMKL and OpenBLAS loaded and tuning on, the first
+    product of a key times both (``_tuning.pick``); else the first of ``CHOICES``."""
+    if len(CHOICES) == 1 or not tuning():
+        run(0)
+        return
+    name = chosen(key)
+    if name is not None:
+        run(CHOICES.index(name))
+        return
+    pick(key, {name: partial(run, lib) for lib, name in enumerate(CHOICES)}, CHOICES[0])
 
 
 def _layout(x):
@@ -247,9 +295,11 @@ def matmul(a, b, out):
             m, n, k = out.shape[0], out.shape[1], a.shape[1]
             big = m * n * k >= MIN_SPLIT_MACS or n * k >= MIN_SPLIT_WEIGHTS
             parts = get_num_threads() if big else 1
-            gemm_parts(_address(a), la[0], la[1], _address(b), lb[0], lb[1], _address(out),
-                       out.strides[0] // size, m, n, k, size, parts,
-                       split_by_columns(m, n, parts))
+            by_columns = split_by_columns(m, n, parts)
+            args = (_address(a), la[0], la[1], _address(b), lb[0], lb[1], _address(out),
+                    out.strides[0] // size, m, n, k, size, parts, by_columns)
+            with_library(("gemm", m, n, k, la[0], lb[0], size, parts, by_columns),
+                         lambda lib: gemm_parts(*args, lib))
             return out
     elif out.ndim == 3 and a.ndim in (2, 3) and b.ndim in (2, 3) and _blas_ready(a, b, out):
         batch = out.shape[0]
@@ -257,9 +307,12 @@ def matmul(a, b, out):
         same = all(x.ndim == 2 or x.shape[0] == batch for x in (a, b))
         if la is not None and lb is not None and same and out.strides[0] % size == 0:
             step = [0 if x.ndim == 2 else x.strides[0] for x in (a, b)]
-            gemm_batch(_address(a), la[0], la[1], step[0], _address(b), lb[0], lb[1], step[1],
-                       _address(out), out.strides[1] // size, out.strides[0], batch,
-                       out.shape[1], out.shape[2], a.shape[-1], size)
+            args = (_address(a), la[0], la[1], step[0], _address(b), lb[0], lb[1], step[1],
+                    _address(out), out.strides[1] // size, out.strides[0], batch,
+                    out.shape[1], out.shape[2], a.shape[-1], size)
+            with_library(("gemm batch", batch, *out.shape[1:], a.shape[-1], la[0], lb[0],
+                          size, not step[0], not step[1]),
+                         lambda lib: gemm_batch(*args, lib))
             return out
     return np.matmul(a, b, out=out)
 

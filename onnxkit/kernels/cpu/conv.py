@@ -30,7 +30,7 @@ import numpy as np
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._banded import band_rows, banded_conv, eligible as banded_eligible
 from onnxkit.kernels.cpu._banded import scratch_shape
-from onnxkit.kernels.cpu._blas import matmul
+from onnxkit.kernels.cpu._blas import matmul, with_library
 from onnxkit.kernels.cpu._buffers import empty, forget_laid_out, keep_laid_out
 from onnxkit.kernels.cpu._depthwise import depthwise_conv, depthwise_conv_nhwc, direct_3x3
 from onnxkit.kernels.cpu._epilogue import epilogue_rows
@@ -181,12 +181,15 @@ def _by_bands(X, W, bias, Z4, code, g, Y):
     xp = empty(phase_shape(X.shape[1:], sw), X.dtype) if sw > 1 else _NO_PHASES[X.dtype]
     act, p0, p1 = code
     p0, p1 = X.dtype.type(p0), X.dtype.type(p1)
-    for i in range(n):
-        if sw > 1:
-            phases(X[i], sw, xp)
-        z = _NO_Z3[X.dtype] if Z4 is None else np.ascontiguousarray(Z4[i])
-        banded_conv(X[i], xp, w, _read_only(bias), z, Z4 is not None, act, p0, p1, Y[i],
-                    scratch, kh, kw, sh, sw, dh, dw, g.begin[0], g.begin[1], rows)
+    def run(lib):
+        for i in range(n):
+            if sw > 1:
+                phases(X[i], sw, xp)
+            z = _NO_Z3[X.dtype] if Z4 is None else np.ascontiguousarray(Z4[i])
+            banded_conv(X[i], xp, w, _read_only(bias), z, Z4 is not None, act, p0, p1, Y[i],
+                        scratch, kh, kw, sh, sw, dh, dw, g.begin[0], g.begin[1], rows, lib)
+
+    with_library(("gemm bands", X.shape, W.shape, g.begin, g.strides, g.dilations), run)
     return Y
 
 
