@@ -70,6 +70,7 @@ def markdown(results: list[dict], info: dict) -> str:
               f"{info.get('OPENBLAS_CORETYPE (caller)') or 'unset'}"
               f"{' (kept)' if info.get('keep_coretype') else ' (removed for the measurements)' if info.get('OPENBLAS_CORETYPE (caller)') else ''}",
               f"- Winograd or im2col for eligible 3x3 convolutions: {_conv_choice(results)}",
+              f"- 1x1 layers by column bands or one product: {_pointwise_choice(results)}",
               f"- oneMKL or OpenBLAS for each product: {_blas_choice(results)}",
               f"- kernel cache warmed in {info.get('warm_s', 0):.1f} s before measuring; each "
               "cell is its own process: median of repeated runs after warm-up",
@@ -220,6 +221,20 @@ def _conv_choice(results) -> str:
                           f"{picks.count('winograd')} F(2x2) / {picks.count('im2col')} im2col")
     return (f"timed per layer shape on this machine ({NAMES.get(top, top)}: "
             f"{', '.join(chosen) or 'no eligible layer'})")
+
+
+def _pointwise_choice(results) -> str:
+    """How many eligible 1x1 layers ran by column bands (``_banded.pointwise_bands``) at
+    the highest level measured, each timed against the whole-image product."""
+    cells = [r for r in results if r.get("conv_tuning")]
+    if not cells or not any(r["conv_tuning"]["timed"] for r in cells):
+        return "—" if not cells else "the whole-image product (ONNXKIT_CPU_TUNE=0)"
+    top = max(r["runtime"] for r in cells)
+    counts = [f"{r['model']} {picks.count('bands')} of {len(picks)} by bands"
+              for r in cells
+              if r["runtime"] == top and (picks := r["conv_tuning"].get("pointwise"))]
+    return (f"timed per layer shape on this machine ({NAMES.get(top, top)}: "
+            f"{', '.join(counts) or 'no eligible layer'})")
 
 
 def _blas_choice(results) -> str:

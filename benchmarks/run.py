@@ -163,7 +163,9 @@ def child(spec: dict) -> dict:
         result["blas"] = [dict(b, products=b["library"] == LIBRARY) for b in blas_info()]
         result["numba_threads"] = {"threads": numba.config.NUMBA_NUM_THREADS, "layer": layer}
         result["conv_tuning"] = {"timed": tuning(),
-                                 "chosen": [w for key, w, _ in TUNING_LOG if key[0] == "conv"]}
+                                 "chosen": [w for key, w, _ in TUNING_LOG if key[0] == "conv"],
+                                 "pointwise": [w for key, w, _ in TUNING_LOG
+                                               if key[0] == "conv 1x1"]}
         result["blas_tuning"] = {"timed": tuning(), "libraries": list(CHOICES),
                                  "chosen": [w for key, w, _ in TUNING_LOG
                                             if key[0].startswith("gemm")]}

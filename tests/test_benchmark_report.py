@@ -1,7 +1,7 @@
 """The CPU benchmark's report says how the convolution algorithms and the BLAS library
 of each product were chosen."""
 
-from benchmarks.report import _blas_choice, _conv_choice
+from benchmarks.report import _blas_choice, _conv_choice, _pointwise_choice
 
 
 def _cell(model, runtime, timed, chosen):
@@ -44,3 +44,13 @@ def test_blas_choice_with_one_library_or_tuning_off():
     assert _blas_choice([_blas("mlp", "cpu-L3", True, [], ["openblas"])]) == "OpenBLAS only"
     assert _blas_choice([_blas("mlp", "cpu-L3", False, [])]) == "oneMKL (ONNXKIT_CPU_TUNE=0)"
     assert _blas_choice([{"model": "mlp", "runtime": "ort-all"}]) == "—"
+
+
+def test_pointwise_choice_counts_the_layers_by_bands():
+    cell = _cell("mobilenetv2", "cpu-L3", True, [])
+    cell["conv_tuning"]["pointwise"] = ["bands", "im2col", "bands"]
+    results = [cell, _cell("resnet18", "cpu-L3", True, ["winograd4"])]
+    assert _pointwise_choice(results) == ("timed per layer shape on this machine (onnxkit cpu "
+                                          "L3: mobilenetv2 2 of 3 by bands)")
+    assert _pointwise_choice([_cell("mlp", "cpu-L3", False, [])]) == \
+        "the whole-image product (ONNXKIT_CPU_TUNE=0)"

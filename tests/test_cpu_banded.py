@@ -1,8 +1,10 @@
-"""Convolution by row bands (``onnxkit.kernels.cpu._banded``): the stems' path.
+"""Convolution by bands (``onnxkit.kernels.cpu._banded``): the stems' row bands and the
+pointwise layers' column bands.
 
 Oracle: a direct convolution in float64 written here tap by tap with numpy slicing
 (no im2col, no BLAS call of ours). Bands are forced to 1, 2 and 3 rows so that every
-band edge (first, last, partial band, rows wholly in the padding) is crossed.
+band edge (first, last, partial band, rows wholly in the padding) is crossed; the
+pointwise bands to widths that leave a partial last band.
 """
 
 from __future__ import annotations
@@ -97,3 +99,61 @@ def test_big_weights_keep_the_whole_image_product():
     assert not _banded.eligible(512, 512 * 9, 49, 1, 4)
     assert not _banded.eligible(64, 147, 12544, 2, 4)  # grouped
     assert _banded.eligible(64, 147, 12544, 1, 4)
+
+
+POINTWISE = [  # X shape, M, activation, residual, band width
+    ((1, 4, 48, 48), 6, "Relu", False, 256),
+    ((2, 5, 30, 41), 7, "Clip", True, 320),   # 1230 pixels: a partial last band
+    ((1, 3, 16, 16), 9, "", False, 1024),     # one band
+    ((1, 8, 33, 35), 4, "Relu", True, 64),    # many bands, more than the threads
+]
+
+
+@pytest.mark.parametrize("lib", range(len(_blas.CHOICES)), ids=lambda i: _blas.CHOICES[i])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", POINTWISE, ids=[f"pw{i}" for i in range(len(POINTWISE))])
+def test_pointwise_bands_match_a_direct_convolution(monkeypatch, case, dtype, lib):
+    xs, m, act, has_z, width = case
+    monkeypatch.setattr(conv, "with_library", lambda key, run: run(lib))
+    monkeypatch.setattr(conv, "pointwise_width", lambda *args: width)
+    X = RNG.standard_normal(xs).astype(dtype)
+    W = RNG.standard_normal((m, xs[1], 1, 1)).astype(dtype)
+    B = RNG.standard_normal(m).astype(dtype)
+    want = direct_conv(X, W, B, None, (0, 0, 0, 0), (1, 1), (1, 1))
+    Z = RNG.standard_normal(want.shape).astype(dtype) if has_z else None
+    if has_z:
+        want = want + Z
+    code = conv.activation_code(act, [0.0, 6.0] if act == "Clip" else None)
+    want = {"Relu": np.maximum(want, 0), "Clip": np.clip(want, 0, 6), "": want}[act]
+    Y = conv._pointwise_by_bands(X, W, B, Z, code)
+    assert Y.dtype == dtype and Y.shape == want.shape
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(Y, want, **tol)
+
+
+def test_a_pointwise_layer_is_timed_against_the_whole_image_product(monkeypatch):
+    """With tuning on, an eligible pointwise layer runs both ways on its first call, and
+    the answer is the same whichever won."""
+    from onnxkit.kernels.cpu import _tuning
+
+    monkeypatch.setenv("ONNXKIT_CPU_TUNE", "1")
+    _tuning.forget()
+    X = RNG.standard_normal((1, 16, 64, 64)).astype(np.float32)
+    W = RNG.standard_normal((24, 16, 1, 1)).astype(np.float32)
+    B = RNG.standard_normal(24).astype(np.float32)
+    want = np.maximum(direct_conv(X, W, B, None, (0, 0, 0, 0), (1, 1), (1, 1)), 0)
+    for _ in range(2):
+        Y = conv.fused_conv(X, W, B, activation="Relu")
+        np.testing.assert_allclose(Y, want, rtol=1e-5, atol=1e-5)
+    (key, winner, best), = [e for e in _tuning.TUNING_LOG if e[0][0] == "conv 1x1"]
+    assert set(best) == {"bands", "im2col"} and winner == min(best, key=best.get)
+    _tuning.forget()
+
+
+def test_which_pointwise_layers_may_run_by_bands():
+    assert _banded.pointwise_eligible(96, 16, 112 * 112, 1, 4)  # MobileNetV2's expansion
+    assert not _banded.pointwise_eligible(1280, 320, 49, 1, 4)  # big weights, 7x7
+    assert not _banded.pointwise_eligible(96, 16, 112 * 112, 2, 4)  # grouped
+    assert not _banded.pointwise_eligible(16, 8, 100, 1, 4)  # a small plane
+    assert _banded.pointwise_width(96, 12544, 4) % 64 == 0
+    assert 96 * _banded.pointwise_width(96, 12544, 4) * 4 <= _banded.POINTWISE_BAND_BYTES

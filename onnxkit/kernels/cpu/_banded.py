@@ -101,3 +101,59 @@ def _band(x, xp, w, bias, z, has_z, code, p0, p1, y, buf, kh, kw, sh, sw, dh, dw
                    p1)
         else:
             finish(dst, bias[r], dst, False, code, p0, p1)
+
+
+# --- pointwise layers (1x1, stride 1, no padding): bands of columns, no im2col -----------
+
+POINTWISE_BAND_BYTES = 1 << 18  # of a band's product (M x columns), about: it stays in L2
+MIN_POINTWISE_PIXELS = 1 << 11  # output pixels: fewer, and one product is as good
+
+
+def pointwise_eligible(m: int, k: int, pixels: int, group: int, itemsize: int) -> bool:
+    """Whether a pointwise layer may run by bands of columns (``pointwise_bands``): small
+    weights (each band's product re-packs them), planes of a few thousand pixels."""
+    return (AVAILABLE and group == 1 and m * k <= MAX_WEIGHTS
+            and pixels >= MIN_POINTWISE_PIXELS and itemsize in (4, 8))
+
+
+def pointwise_width(m: int, pixels: int, itemsize: int) -> int:
+    """Columns per band: the band's product about ``POINTWISE_BAND_BYTES``, a multiple of
+    64 columns, at least 256."""
+    width = max(256, POINTWISE_BAND_BYTES // (m * itemsize)) // 64 * 64
+    return min(width, pixels)
+
+
+@njit(cache=True, parallel=True)
+def pointwise_bands(x, w, bias, z, has_z, code, p0, p1, y, width, lib):
+    """One image of a pointwise layer: y (M, P) = act(w (M, K) @ x (K, P) + bias + z) by
+    bands of ``width`` columns, each band's product followed by its epilogue while it is
+    in cache (the whole-image path writes the product, then reads it again). The bands
+    are shared among the threads; ``lib``: the BLAS library (``_blas.CHOICES``)."""
+    pixels = x.shape[1]
+    bands = (pixels + width - 1) // width
+    parts = min(THREADS, bands)
+    per = (bands + parts - 1) // parts
+    if parts == 1:  # one band: no parallel region
+        _pointwise_band(x, w, bias, z, has_z, code, p0, p1, y, 0, pixels, lib)
+        return
+    for p in prange(parts):
+        for b in range(p * per, min(bands, (p + 1) * per)):
+            _pointwise_band(x, w, bias, z, has_z, code, p0, p1, y, b * width,
+                            min(pixels, (b + 1) * width), lib)
+
+
+@njit(cache=True, error_model="numpy")
+def _pointwise_band(x, w, bias, z, has_z, code, p0, p1, y, lo, hi, lib):
+    """Columns lo .. hi - 1: one product reading x's columns in place (leading dimension
+    P), then bias, residual and activation on them."""
+    m, k = w.shape
+    pixels = x.shape[1]
+    size = y.itemsize
+    gemm_call(NO_TRANS, NO_TRANS, m, hi - lo, k, w.ctypes.data, k, x.ctypes.data + lo * size,
+              pixels, y.ctypes.data + lo * size, pixels, size == 4, lib)
+    for r in range(m):
+        dst = y[r, lo:hi]
+        if has_z:  # a literal mode per call: see ``_math.finish``
+            finish(dst, bias[r], z[r, lo:hi], True, code, p0, p1)
+        else:
+            finish(dst, bias[r], dst, False, code, p0, p1)

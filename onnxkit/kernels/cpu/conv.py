@@ -15,6 +15,9 @@
         (36 BLAS products, 4x fewer multiply-adds, ``_winograd4``), F(2x2, 3x3) (16
         products, 2.25x fewer, ``_winograd``), epilogue fused in both, or im2col:
         whichever ran faster on this machine for this layer (``_tuning``)
+    1x1, stride 1, small weights, 2048+ pixels: the whole-image product, or bands of
+        columns each with its product and epilogue in cache (``_banded.pointwise_bands``),
+        whichever ran faster for this layer (``_tuning``)
 
 1-D convolutions run as 2-D ones of height 1. Other shapes (3-D and up, non-float
 dtypes) run the reference kernel.
@@ -29,6 +32,7 @@ import numpy as np
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._banded import band_rows, banded_conv, eligible as banded_eligible
+from onnxkit.kernels.cpu._banded import pointwise_bands, pointwise_eligible, pointwise_width
 from onnxkit.kernels.cpu._banded import scratch_shape
 from onnxkit.kernels.cpu._blas import matmul, with_library
 from onnxkit.kernels.cpu._buffers import empty, forget_laid_out, keep_laid_out
@@ -52,6 +56,7 @@ FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _NO_PHASES = {t: np.zeros((1, 1, 1, 1), t) for t in FLOATS}
 _NO_Z4 = _NO_PHASES
 _NO_Z3 = {t: np.zeros((1, 1, 1), t) for t in FLOATS}
+_NO_Z2 = {t: np.zeros((1, 1), t) for t in FLOATS}
 SMALL_PLANE = 64  # output pixels; at most this many: channels-last depthwise
 _TRANSFORMED = {"winograd": WINOGRAD_TAG, "winograd4": WINOGRAD4_TAG}  # weights laid out
 
@@ -137,6 +142,12 @@ def conv2d(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, pa
     elif (code is not None and not _pointwise(W, g, X.shape[2:])
           and banded_eligible(m, cg * W.shape[2] * W.shape[3], oh * ow, group, X.itemsize)):
         Y = _by_bands(X, W, bias, Z4, code, g, empty(out_shape, X.dtype))
+    elif (code is not None and _pointwise(W, g, X.shape[2:])
+          and pointwise_eligible(m, c, oh * ow, group, X.itemsize)):
+        Y = pick(("conv 1x1", X.shape, W.shape),
+                 {"bands": lambda: _pointwise_by_bands(X, W, bias, Z4, code),
+                  "im2col": lambda: _gemm_conv(X, W, B, Z4, group, g, activation, params)},
+                 "im2col")
     else:
         Y = _gemm_conv(X, W, B, Z4, group, g, activation, params)
     return Y[:, :, 0, :] if one_d else Y
@@ -190,6 +201,29 @@ def _by_bands(X, W, bias, Z4, code, g, Y):
                         scratch, kh, kw, sh, sw, dh, dw, g.begin[0], g.begin[1], rows, lib)
 
     with_library(("gemm bands", X.shape, W.shape, g.begin, g.strides, g.dilations), run)
+    return Y
+
+
+def _pointwise_by_bands(X, W, bias, Z4, code):
+    """A pointwise layer (group 1) by bands of columns, each band's product and epilogue
+    in its thread's cache (``_banded.pointwise_bands``); ``_tuning`` times it against
+    the whole-image product (``_gemm_conv``) per layer shape."""
+    n, c, h, w = X.shape
+    m = W.shape[0]
+    Y = empty((n, m, h, w), X.dtype)
+    weights = _read_only(np.ascontiguousarray(W).reshape(m, c))
+    width = pointwise_width(m, h * w, X.itemsize)
+    act, p0, p1 = code
+    p0, p1 = X.dtype.type(p0), X.dtype.type(p1)
+
+    def run(lib):
+        for i in range(n):
+            z = (_NO_Z2[X.dtype] if Z4 is None
+                 else np.ascontiguousarray(Z4[i]).reshape(m, h * w))
+            pointwise_bands(X[i].reshape(c, h * w), weights, _read_only(bias), z,
+                            Z4 is not None, act, p0, p1, Y[i].reshape(m, h * w), width, lib)
+
+    with_library(("gemm 1x1 bands", X.shape, W.shape), run)
     return Y
 
 
