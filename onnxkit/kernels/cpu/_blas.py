@@ -1,10 +1,11 @@
-"""Matrix products on the Numba threads: oneMKL (or numpy's OpenBLAS), one single-threaded
-call per part.
+"""Matrix products on the Numba threads: oneMKL or numpy's OpenBLAS (whichever runs the
+product's shape faster here), one single-threaded call per part.
 
     matmul(a, b, out)        out = a @ b: 2-D, or 3-D batches (b may be one 2-D matrix)
         2-D:      split along the columns of ``out`` (or its rows, when it is narrow)
                   into one part per Numba thread, each part one ``cblas_?gemm`` call
         batches:  the batch's products shared among the threads, one call each
+    with_library(key, run)   run(lib) with the library timed fastest for this key
     one_blas_thread()        the context a session runs in: BLAS's own pool set to one thread
 
 Why a pool of our own. BLAS (numpy's OpenBLAS) keeps worker threads that spin for a
