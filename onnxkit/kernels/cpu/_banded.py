@@ -27,7 +27,7 @@ from numba import njit, prange
 from onnxkit.kernels.cpu._blas import AVAILABLE, NO_TRANS, gemm_call
 from onnxkit.kernels.cpu._im2col import im2col_rows
 from onnxkit.kernels.cpu._math import finish
-from onnxkit.kernels.cpu._threads import THREADS
+from onnxkit.kernels.cpu._threads import THREADS, split
 
 BAND_COLUMNS = 1024  # output pixels per band, about: narrower bands run slower products
 MAX_BAND_BYTES = 1 << 20  # of im2col columns per band, at most
@@ -94,11 +94,18 @@ def _band(x, xp, w, bias, z, has_z, code, p0, p1, y, buf, kh, kw, sh, sw, dh, dw
     gemm_call(NO_TRANS, NO_TRANS, m, n, k, w.ctypes.data, k, cols.ctypes.data, n,
               flat.ctypes.data + r_lo * ow_n * size, oh_n * ow_n, size == 4, lib)
     start = r_lo * ow_n
-    for r in range(m):
-        dst = flat[r, start:start + n]
+    _finish_columns(flat, bias, z.reshape(z.shape[0], -1), has_z, code, p0, p1, start,
+                    start + n)
+
+
+@njit(inline="always")
+def _finish_columns(y, bias, z, has_z, code, p0, p1, lo, hi):
+    """The epilogue of columns lo .. hi - 1 of y (M, P): bias per row, residual z (M, P)
+    when ``has_z``, activation (what a band's product just wrote)."""
+    for r in range(y.shape[0]):
+        dst = y[r, lo:hi]
         if has_z:  # a literal mode per call: see ``_math.finish``
-            finish(dst, bias[r], z[r].reshape(oh_n * ow_n)[start:start + n], True, code, p0,
-                   p1)
+            finish(dst, bias[r], z[r, lo:hi], True, code, p0, p1)
         else:
             finish(dst, bias[r], dst, False, code, p0, p1)
 
@@ -131,9 +138,8 @@ def pointwise_bands(x, w, bias, z, has_z, code, p0, p1, y, width, lib):
     are shared among the threads; ``lib``: the BLAS library (``_blas.CHOICES``)."""
     pixels = x.shape[1]
     bands = (pixels + width - 1) // width
-    parts = min(THREADS, bands)
-    per = (bands + parts - 1) // parts
-    if parts == 1:  # one band: no parallel region
+    parts, per = split(bands, x.size + y.size)
+    if parts == 1:  # one band, or small work: no parallel region
         _pointwise_band(x, w, bias, z, has_z, code, p0, p1, y, 0, pixels, lib)
         return
     for p in prange(parts):
@@ -151,9 +157,4 @@ def _pointwise_band(x, w, bias, z, has_z, code, p0, p1, y, lo, hi, lib):
     size = y.itemsize
     gemm_call(NO_TRANS, NO_TRANS, m, hi - lo, k, w.ctypes.data, k, x.ctypes.data + lo * size,
               pixels, y.ctypes.data + lo * size, pixels, size == 4, lib)
-    for r in range(m):
-        dst = y[r, lo:hi]
-        if has_z:  # a literal mode per call: see ``_math.finish``
-            finish(dst, bias[r], z[r, lo:hi], True, code, p0, p1)
-        else:
-            finish(dst, bias[r], dst, False, code, p0, p1)
+    _finish_columns(y, bias, z, has_z, code, p0, p1, lo, hi)

@@ -192,13 +192,15 @@ def _by_bands(X, W, bias, Z4, code, g, Y):
     xp = empty(phase_shape(X.shape[1:], sw), X.dtype) if sw > 1 else _NO_PHASES[X.dtype]
     act, p0, p1 = code
     p0, p1 = X.dtype.type(p0), X.dtype.type(p1)
+    b = _read_only(bias)
+
     def run(lib):
         for i in range(n):
             if sw > 1:
                 phases(X[i], sw, xp)
             z = _NO_Z3[X.dtype] if Z4 is None else np.ascontiguousarray(Z4[i])
-            banded_conv(X[i], xp, w, _read_only(bias), z, Z4 is not None, act, p0, p1, Y[i],
-                        scratch, kh, kw, sh, sw, dh, dw, g.begin[0], g.begin[1], rows, lib)
+            banded_conv(X[i], xp, w, b, z, Z4 is not None, act, p0, p1, Y[i], scratch, kh, kw,
+                        sh, sw, dh, dw, g.begin[0], g.begin[1], rows, lib)
 
     with_library(("gemm bands", X.shape, W.shape, g.begin, g.strides, g.dilations), run)
     return Y
@@ -215,13 +217,14 @@ def _pointwise_by_bands(X, W, bias, Z4, code):
     width = pointwise_width(m, h * w, X.itemsize)
     act, p0, p1 = code
     p0, p1 = X.dtype.type(p0), X.dtype.type(p1)
+    b = _read_only(bias)
 
     def run(lib):
         for i in range(n):
             z = (_NO_Z2[X.dtype] if Z4 is None
                  else np.ascontiguousarray(Z4[i]).reshape(m, h * w))
-            pointwise_bands(X[i].reshape(c, h * w), weights, _read_only(bias), z,
-                            Z4 is not None, act, p0, p1, Y[i].reshape(m, h * w), width, lib)
+            pointwise_bands(X[i].reshape(c, h * w), weights, b, z, Z4 is not None, act, p0,
+                            p1, Y[i].reshape(m, h * w), width, lib)
 
     with_library(("gemm 1x1 bands", X.shape, W.shape), run)
     return Y
