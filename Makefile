@@ -110,4 +110,4 @@ gpu-wheels:
 gpu-preflight:
 	bash -n benchmarks/gpu_session.sh
 	$(PY) -m pytest -q -p no:cacheprovider tests/test_cuda_run.py
-	NUMBA_ENABLE_CUDASIM=1 $(PY) -m benchmarks.cuda_run --smoke
+	NUMBA_ENABLE_CUDASIM=1 $(PY) -m benchmarks.cuda_run --smoke --jobs 2

@@ -2,6 +2,7 @@
 
     python -m benchmarks.cuda_run                          # spec subset + every GPU model
     python -m benchmarks.cuda_run --spec-only --spec all --deadline 480   # the spec verdict
+    python -m benchmarks.cuda_run --spec-only --spec all --jobs 12        # 12 children at once
     python -m benchmarks.cuda_run --spec-only --spec all --shard 1/2      # half of it
     python -m benchmarks.cuda_run --skip-spec --models resnet50_b32       # the speed verdict
     python -m benchmarks.cuda_run --merge a.json b.json    # one report of several runs
@@ -14,7 +15,9 @@ every node and model case of the installed onnx) runs on the ``reference`` execu
 process: numpy, a few seconds for all) and on ``cuda`` in a child process that this one
 watches: a case that hangs past ``--case-timeout`` or kills the child is recorded
 ("timeout", "crash") and a fresh child goes on with the next case; a sticky CUDA error
-(illegal address, launch failure) also gets a fresh child. The verdict is the list of cases
+(illegal address, launch failure) also gets a fresh child. ``--jobs N`` runs N such
+children at once, each on consecutive chunks of the sorted cases (numba's compiling, on
+the CPU, is most of a case's time). The verdict is the list of cases
 the reference passes and cuda does not; cases not reached before ``--deadline`` are listed
 as "not run" (an incomplete verdict: run the rest with ``--shard``).
 
@@ -136,6 +139,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--shard", type=_shard, metavar="K/N", help="the K-th of N slices of the cases")
     parser.add_argument("--case-timeout", type=float, default=90.0, metavar="S",
                         help="a cuda case with no result after S seconds is a timeout")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N",
+                        help="run the cuda cases in N child processes at once (default 1)")
     parser.add_argument("--deadline", type=float, default=None, metavar="S",
                         help="start no spec case after S seconds (the rest: 'not run')")
     which = parser.add_mutually_exclusive_group()
@@ -167,7 +172,7 @@ def run_everything(args, env: dict) -> dict:
     report = {"environment": env, "spec": None, "results": {}, "profiles": {}}
     if not args.skip_spec:
         report["spec"] = spec_suite(args.spec, args.cases or (SMOKE_CASES if args.smoke else None),
-                                    args.shard, args.case_timeout, args.deadline)
+                                    args.shard, args.case_timeout, args.deadline, args.jobs)
         print(spec_verdict_line(report["spec"]), flush=True)
     if args.spec_only:
         return report
@@ -202,7 +207,7 @@ def main(argv=None) -> int:
         print(f"no GPU: {reason}", file=sys.stderr)
         return 2
     env = environment()
-    if env["simulator"] and not args.smoke:
+    if env["simulator"] and not (args.smoke or args.spec_only):
         print("the simulator is far too slow for the benchmark: use --smoke", file=sys.stderr)
         return 2
     print(f"device: {env['device']}", flush=True)

@@ -18,6 +18,7 @@ import tempfile
 import threading
 import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -186,11 +187,10 @@ def _one_worker(todo: list[str], results: dict, case_timeout: float, deadline: f
         worker.stop(grace=10 if not todo else 0)
 
 
-def run_cuda_cases(keys: list[str], case_timeout: float, deadline: float,
-                   startup_timeout: float = 300.0) -> dict[str, dict]:
-    """``{key: {"status", "message", "seconds"}}`` for each key, run on cuda in watched
-    child processes; ``deadline`` is a ``time.monotonic()`` value after which no case
-    starts. Statuses beyond run_case's: "timeout", "crash", "not run"."""
+def _run_serial(keys: list[str], case_timeout: float, deadline: float,
+                startup_timeout: float) -> dict[str, dict]:
+    """``keys`` one after another, in one child at a time (a fresh one after a timeout, a
+    crash or a sticky CUDA error)."""
     results: dict[str, dict] = {}
     todo = list(keys)
     while todo and time.monotonic() < deadline:
@@ -201,22 +201,49 @@ def run_cuda_cases(keys: list[str], case_timeout: float, deadline: float,
     return results
 
 
+def chunks(keys: list[str], jobs: int) -> list[list[str]]:
+    """``keys`` (sorted) cut into consecutive chunks for ``jobs`` parallel children: four
+    per child, so a child that drew quick cases takes another chunk while a slow one is
+    busy, and each operator's cases mostly stay in one chunk (its kernels compile once)."""
+    n = min(len(keys), 1 if jobs <= 1 else 4 * jobs)
+    return [keys[i * len(keys) // n:(i + 1) * len(keys) // n] for i in range(n)]
+
+
+def run_cuda_cases(keys: list[str], case_timeout: float, deadline: float,
+                   startup_timeout: float = 300.0, jobs: int = 1) -> dict[str, dict]:
+    """``{key: {"status", "message", "seconds"}}`` for each key, run on cuda in watched
+    child processes, ``jobs`` of them at once (each its own CUDA context on the one GPU:
+    numba's compiling is what takes the time, and it runs on the CPU); ``deadline`` is a
+    ``time.monotonic()`` value after which no case starts. Statuses beyond run_case's:
+    "timeout", "crash", "not run"."""
+    parts = chunks(keys, jobs)
+    if len(parts) <= 1:
+        return _run_serial(keys, case_timeout, deadline, startup_timeout)
+    results: dict[str, dict] = {}
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for part in pool.map(lambda chunk: _run_serial(chunk, case_timeout, deadline, startup_timeout),
+                             parts):
+            results.update(part)
+    return results
+
+
 def spec_suite(which: str, pattern: str | None = None, shard: tuple[int, int] | None = None,
-               case_timeout: float = 90.0, deadline_s: float | None = None) -> dict:
+               case_timeout: float = 90.0, deadline_s: float | None = None, jobs: int = 1) -> dict:
     """Run the selected cases on reference and cuda; the JSON-ready record of every case."""
     start = time.monotonic()
     deadline = start + deadline_s if deadline_s else float("inf")
     cases, skipped = select_spec_cases(which, pattern, shard)
     reference = reference_statuses(cases)
-    print(f"spec: reference done ({len(cases)} cases, {time.monotonic() - start:.0f} s); cuda next",
-          flush=True)
-    cuda = run_cuda_cases([case_key(c) for c in cases], case_timeout, deadline)
+    print(f"spec: reference done ({len(cases)} cases, {time.monotonic() - start:.0f} s); cuda next, "
+          f"{jobs} process{'es' if jobs > 1 else ''} at once", flush=True)
+    cuda = run_cuda_cases([case_key(c) for c in cases], case_timeout, deadline, jobs=jobs)
     records = {key: {"reference": reference[key], "cuda": cuda[key]["status"],
                      "cuda_seconds": cuda[key]["seconds"],
                      **({"message": cuda[key]["message"]} if cuda[key]["status"] != "pass" else {})}
                for key in reference}
     return {"which": which, "pattern": pattern, "shard": "/".join(map(str, shard)) if shard else None,
-            "seconds": round(time.monotonic() - start, 1), "skipped": skipped, "cases": records}
+            "jobs": jobs, "seconds": round(time.monotonic() - start, 1), "skipped": skipped,
+            "cases": records}
 
 
 def spec_verdict(records: dict[str, dict]) -> dict:

@@ -2,6 +2,10 @@
 # The commands a session with a lent GPU runs, in stages that each fit one device-tool call
 # (at most 10 minutes a command; see docs/cuda.md, "Running on a real GPU"):
 #
+#   bash benchmarks/gpu_session.sh verdicts     both verdicts in one call, for a session with
+#                                               15 device-minutes: versions, resnet50_b32 vs
+#                                               torch (<= BENCH_LIMIT s), then the whole spec
+#                                               suite in SPEC_JOBS processes until VERDICTS_LIMIT
 #   bash benchmarks/gpu_session.sh check        GPU, versions, imports, a smoke run   (~1 min)
 #   bash benchmarks/gpu_session.sh tests        pytest tests/cuda on the GPU
 #   bash benchmarks/gpu_session.sh spec [K/N]   every spec case on reference and cuda (or the
@@ -26,6 +30,9 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 STAGE_LIMIT=${STAGE_LIMIT:-560}
 PYTEST_JOBS=${PYTEST_JOBS:-4}
+SPEC_JOBS=${SPEC_JOBS:-12}             # cuda spec children at once (16 CPU cores there)
+VERDICTS_LIMIT=${VERDICTS_LIMIT:-480}  # the whole 'verdicts' stage, seconds
+BENCH_LIMIT=${BENCH_LIMIT:-200}        # its benchmark part
 LOGDIR=${OUT:-/tmp/onnxkit-gpu}
 mkdir -p "$LOGDIR"
 export PYTHONUNBUFFERED=1 MPLBACKEND=Agg NUMBA_CACHE_DIR=/tmp/onnxkit-numba-cache
@@ -51,8 +58,7 @@ limited() {  # a command stopped after STAGE_LIMIT seconds
     timeout -k 15 -s INT "$STAGE_LIMIT" "$@"
 }
 
-stage_check() {
-    nvidia-smi || echo "nvidia-smi failed"
+versions() {  # what is installed there against pyproject's pins; the GPU as torch and onnxkit see it
     "$PY" - <<'EOF'
 import importlib, sys, tomllib
 from importlib import metadata
@@ -96,6 +102,11 @@ print("\ntorch", torch.__version__, "cuda", torch.version.cuda, "available", tor
 from onnxkit.kernels.cuda import unavailable_reason
 print("onnxkit cuda executor:", unavailable_reason() or "available")
 EOF
+}
+
+stage_check() {
+    nvidia-smi || echo "nvidia-smi failed"
+    versions
     # the whole chain once, small: 4 spec cases, a tiny model, its profile
     limited "$PY" -m benchmarks.cuda_run --smoke
 }
@@ -111,8 +122,21 @@ stage_tests() {
 stage_spec() {  # optional K/N: one slice of the cases
     local shard=()
     [ $# -gt 0 ] && shard=(--shard "$1")
-    limited "$PY" -m benchmarks.cuda_run --spec-only --spec all --case-timeout 90 \
+    limited "$PY" -m benchmarks.cuda_run --spec-only --spec all --jobs "$SPEC_JOBS" --case-timeout 90 \
         --deadline $((STAGE_LIMIT - 90)) "${shard[@]}"
+}
+
+stage_verdicts() {  # both verdicts in one call; the benchmark first, while it has the GPU alone
+    local start=$SECONDS left
+    nvidia-smi -L || echo "nvidia-smi failed"
+    versions
+    echo "--- resnet50_b32 against torch eager (at most ${BENCH_LIMIT} s)"
+    STAGE_LIMIT=$BENCH_LIMIT limited "$PY" -m benchmarks.cuda_run --skip-spec --models resnet50_b32 \
+        --profile resnet50_b32 --repeat 10 --tag bench-resnet50
+    left=$((VERDICTS_LIMIT - (SECONDS - start)))
+    echo "--- the whole spec suite, ${SPEC_JOBS} processes at once, ${left} s left"
+    STAGE_LIMIT=$left limited "$PY" -m benchmarks.cuda_run --spec-only --spec all --jobs "$SPEC_JOBS" \
+        --case-timeout 60 --deadline $((left - 45))
 }
 
 stage_bench() {
@@ -146,7 +170,7 @@ main() {
     local stage=${1:-}
     [ $# -gt 0 ] && shift
     case $stage in
-        check | tests | spec | bench | bench-tuned | bench-more)
+        verdicts | check | tests | spec | bench | bench-tuned | bench-more)
             setup
             run_stage "$stage" "$@" ;;
         all)
@@ -155,7 +179,7 @@ main() {
             for s in check tests spec bench bench-more; do run_stage "$s" || rc=1; done
             return "$rc" ;;
         *)
-            sed -n '2,13p' "$0"
+            sed -n '2,17p' "$0"
             return 2 ;;
     esac
 }

@@ -126,6 +126,7 @@ def test_default_tags_and_models():
     assert cuda_run.default_tag(args) == "spec-2of3"
     assert cuda_run.default_tag(cuda_run.parse_args(["--skip-spec"])) == "bench"
     assert cuda_run.parse_args([]).models[0] == "resnet50_b32"
+    assert (cuda_run.parse_args([]).jobs, cuda_run.parse_args(["--jobs", "12"]).jobs) == (1, 12)
     with pytest.raises(SystemExit):
         cuda_run.parse_args(["--shard", "3/2"])
 
@@ -189,6 +190,42 @@ def test_past_the_deadline_nothing_starts(monkeypatch):
     results = cuda_spec.run_cuda_cases(["a"], case_timeout=90, deadline=0.0)
     assert results == {"a": {"status": "not run", "message": "the deadline came first", "seconds": 0.0}}
 
+
+
+class _PassingWorker:
+    """Stands in for ``_Worker`` in parallel runs: passes each of its keys, records them."""
+
+    EOF, TIMEOUT = cuda_spec._Worker.EOF, cuda_spec._Worker.TIMEOUT
+    started: list = []
+
+    def __init__(self, keys):
+        self.started.append(list(keys))
+        self.events = [{"event": "ready"}] + [e for k in keys for e in (_start(k), _done(k))]
+
+    def next_event(self, timeout):
+        return self.events.pop(0) if self.events else self.EOF
+
+    def stop(self, grace):
+        return 0
+
+
+def test_chunks_are_consecutive_four_per_job_and_cover_the_keys():
+    keys = [f"node:{i:03d}" for i in range(50)]
+    parts = cuda_spec.chunks(keys, 3)
+    assert len(parts) == 12 and [k for part in parts for k in part] == keys
+    assert {len(part) for part in parts} == {4, 5}
+    assert cuda_spec.chunks(keys, 1) == [keys]
+    assert cuda_spec.chunks(keys[:5], 3) == [[k] for k in keys[:5]]
+
+
+def test_parallel_jobs_run_every_case_once(monkeypatch):
+    _PassingWorker.started = []
+    monkeypatch.setattr(cuda_spec, "_Worker", _PassingWorker)
+    keys = [f"node:{i:03d}" for i in range(30)]
+    results = cuda_spec.run_cuda_cases(keys, case_timeout=90, deadline=float("inf"), jobs=4)
+    assert sorted(results) == keys and {r["status"] for r in results.values()} == {"pass"}
+    assert sorted(k for part in _PassingWorker.started for k in part) == keys
+    assert len(_PassingWorker.started) == 16
 
 # --- which spec cases ------------------------------------------------------------------------
 
