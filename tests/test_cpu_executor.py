@@ -589,6 +589,23 @@ def test_winograd_weights_are_transformed_once_per_constant():
     np.testing.assert_allclose(u[1], w[:, :, 0, :].sum(axis=-1) / 2, rtol=1e-5, atol=1e-6)
 
 
+
+def test_gemm_reads_constant_transposed_weights_in_place():
+    """torch's Linear (transB=1) on a constant weight: the product reads W in place, as
+    BLAS's transposed operand, and keeps no second, contiguous copy of the weights."""
+    from onnxkit.kernels.cpu import gemm
+    from onnxkit.kernels.cpu._buffers import _LAID_OUT
+
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((64, 96)).astype(np.float32)
+    w = _constant(rng.standard_normal((40, 96)).astype(np.float32))  # (out, in), like torch
+    b = _constant(rng.standard_normal(40).astype(np.float32))
+    for _ in range(2):
+        y = gemm.fused_gemm(x, w, b, transB=1, activation="Relu")
+        want = np.maximum(x.astype(np.float64) @ w.astype(np.float64).T + b, 0.0)
+        np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-4)
+    assert not [key for key in _LAID_OUT if key[0] == id(w)]
+
 def test_warm_compiles_every_kernel_signature_real_models_use(monkeypatch):
     """A session on a warm cache compiles nothing: read-only weights and biases (the
     initializers), missing biases and both convolution algorithms included."""

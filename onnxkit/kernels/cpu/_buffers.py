@@ -176,8 +176,8 @@ def laid_out(x: np.ndarray, tag: str, build):
     """``build(x)``, computed once per constant ``x`` and ``tag`` (read-only), else each call.
 
     Constants are the initializers a session reads from the model's bytes: their memory
-    cannot change, so what is derived from them (a transposed copy, Winograd-transformed
-    weights) is kept until ``x`` itself is freed.
+    cannot change, so what is derived from them (Winograd-transformed weights) is kept
+    until ``x`` itself is freed.
     """
     if not is_constant(x):
         return build(x)
@@ -208,13 +208,3 @@ def forget_laid_out(x: np.ndarray, tag: str) -> None:
     if key not in _IN_USE:
         _LAID_OUT.pop(key, None)
 
-
-def contiguous_transpose(x: np.ndarray) -> np.ndarray:
-    """``x.T`` as a C-contiguous array, computed once per constant ``x`` (else each call).
-
-    BLAS reads a transposed operand more slowly than a contiguous one; weights stored
-    transposed (Gemm with transB=1, e.g. every torch Linear) are laid out once.
-    """
-    if not is_constant(x):
-        return x.T
-    return laid_out(x, "transpose", lambda a: np.ascontiguousarray(a.T))
