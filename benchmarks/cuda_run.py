@@ -4,6 +4,7 @@
     python -m benchmarks.cuda_run --spec-only --spec all --deadline 480   # the spec verdict
     python -m benchmarks.cuda_run --spec-only --spec all --jobs 12        # 12 children at once
     python -m benchmarks.cuda_run --spec-only --spec all --shard 1/2      # half of it
+    python -m benchmarks.cuda_run --spec-only --spec all --rest-of R.json # what R did not reach
     python -m benchmarks.cuda_run --skip-spec --models resnet50_b32       # the speed verdict
     python -m benchmarks.cuda_run --merge a.json b.json    # one report of several runs
     NUMBA_ENABLE_CUDASIM=1 python -m benchmarks.cuda_run --smoke   # the script itself, no GPU
@@ -64,7 +65,7 @@ from pathlib import Path
 
 from benchmarks.cuda_report import (TARGET_MODEL, merge_reports, report_stem, target_verdict_line,
                                     verdict_lines, write_report)
-from benchmarks.cuda_spec import spec_suite, spec_verdict, spec_verdict_line, spec_worker
+from benchmarks.cuda_spec import not_run_keys, spec_suite, spec_verdict, spec_verdict_line, spec_worker
 from benchmarks.cuda_timing import benchmark, profiles, smoke
 
 SMOKE_CASES = r"^node:test_(relu|add_bcast|softmax_axis_1|conv_with_strides_padding)$"
@@ -139,6 +140,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--shard", type=_shard, metavar="K/N", help="the K-th of N slices of the cases")
     parser.add_argument("--case-timeout", type=float, default=90.0, metavar="S",
                         help="a cuda case with no result after S seconds is a timeout")
+    parser.add_argument("--rest-of", metavar="JSON",
+                        help="only the cases that this earlier report lists as 'not run' "
+                        "(then --merge the two reports)")
     parser.add_argument("--jobs", type=int, default=1, metavar="N",
                         help="run the cuda cases in N child processes at once (default 1)")
     parser.add_argument("--deadline", type=float, default=None, metavar="S",
@@ -161,7 +165,8 @@ def default_tag(args) -> str | None:
     if args.smoke:
         return "smoke"
     if args.spec_only:
-        return "spec" + (f"-{args.shard[0]}of{args.shard[1]}" if args.shard else "")
+        return "spec" + (f"-{args.shard[0]}of{args.shard[1]}" if args.shard else "") + (
+            "-rest" if args.rest_of else "")
     return "bench" if args.skip_spec else None
 
 
@@ -172,7 +177,9 @@ def run_everything(args, env: dict) -> dict:
     report = {"environment": env, "spec": None, "results": {}, "profiles": {}}
     if not args.skip_spec:
         report["spec"] = spec_suite(args.spec, args.cases or (SMOKE_CASES if args.smoke else None),
-                                    args.shard, args.case_timeout, args.deadline, args.jobs)
+                                    args.shard, args.case_timeout, args.deadline, args.jobs,
+                                    not_run_keys(json.loads(Path(args.rest_of).read_text()))
+                                    if args.rest_of else None)
         print(spec_verdict_line(report["spec"]), flush=True)
     if args.spec_only:
         return report

@@ -35,13 +35,15 @@ def case_key(case) -> str:
     return f"{case.kind}:{case.name}"
 
 
-def select_spec_cases(which: str, pattern: str | None = None, shard: tuple[int, int] | None = None):
+def select_spec_cases(which: str, pattern: str | None = None, shard: tuple[int, int] | None = None,
+                      only: set[str] | None = None):
     """The cases to run and the excluded ones: ``(cases, {key: reason})``.
 
     ``which`` is "subset" (spec_tests/cuda_subset.py, every case the simulator CI runs plus
     the slow ones) or "all"; ``pattern`` filters keys (``re.search``); ``shard`` (k, n)
     keeps the k-th (1-based) of n consecutive slices of the cases sorted by key: cases of
-    one operator stay together, so each kernel compiles in one shard, not in all."""
+    one operator stay together, so each kernel compiles in one shard, not in all;
+    ``only``: these keys alone (``not_run_keys`` of an earlier, incomplete run)."""
     from onnxkit.conformance import all_cases
     from spec_tests.cuda_subset import CUDA_SUBSET, SLOW_UNDER_SIMULATOR
     from spec_tests.exclusions import EXCLUDED, EXCLUDED_BY_EXECUTOR
@@ -51,12 +53,20 @@ def select_spec_cases(which: str, pattern: str | None = None, shard: tuple[int, 
                    key=case_key)
     if pattern:
         cases = [c for c in cases if re.search(pattern, case_key(c))]
+    if only is not None:
+        cases = [c for c in cases if case_key(c) in only]
     if shard:
         k, n = shard
         cases = cases[(k - 1) * len(cases) // n:k * len(cases) // n]
     excluded = {**EXCLUDED, **EXCLUDED_BY_EXECUTOR.get("cuda", {})}
     skipped = {case_key(c): excluded[c.name] for c in cases if c.name in excluded}
     return [c for c in cases if case_key(c) not in skipped], skipped
+
+
+def not_run_keys(report: dict) -> set[str]:
+    """The cases an earlier run's report (``cuda_run``'s JSON) did not reach on cuda."""
+    spec = report.get("spec") or {}
+    return {key for key, r in spec.get("cases", {}).items() if r["cuda"] == "not run"}
 
 
 def reference_statuses(cases) -> dict[str, str]:
@@ -228,11 +238,12 @@ def run_cuda_cases(keys: list[str], case_timeout: float, deadline: float,
 
 
 def spec_suite(which: str, pattern: str | None = None, shard: tuple[int, int] | None = None,
-               case_timeout: float = 90.0, deadline_s: float | None = None, jobs: int = 1) -> dict:
+               case_timeout: float = 90.0, deadline_s: float | None = None, jobs: int = 1,
+               only: set[str] | None = None) -> dict:
     """Run the selected cases on reference and cuda; the JSON-ready record of every case."""
     start = time.monotonic()
     deadline = start + deadline_s if deadline_s else float("inf")
-    cases, skipped = select_spec_cases(which, pattern, shard)
+    cases, skipped = select_spec_cases(which, pattern, shard, only)
     reference = reference_statuses(cases)
     print(f"spec: reference done ({len(cases)} cases, {time.monotonic() - start:.0f} s); cuda next, "
           f"{jobs} process{'es' if jobs > 1 else ''} at once", flush=True)
@@ -273,11 +284,14 @@ def spec_verdict_line(spec: dict) -> str:
 
 
 def merge_specs(specs: list[dict]) -> dict:
-    """One spec record of several runs (shards): later runs win for a case run twice."""
+    """One spec record of several runs (shards, the rest of an incomplete run): later
+    runs win for a case run twice, except that "not run" never replaces a result (a
+    shell glob lists ``-spec-rest.json`` before ``-spec.json``)."""
     merged = {"which": "+".join(sorted({s["which"] for s in specs})), "pattern": None,
               "shard": None, "seconds": round(sum(s["seconds"] for s in specs), 1),
               "skipped": {}, "cases": {}}
     for s in specs:
         merged["skipped"].update(s["skipped"])
-        merged["cases"].update(s["cases"])
+        merged["cases"].update({k: r for k, r in s["cases"].items()
+                                if r["cuda"] != "not run" or k not in merged["cases"]})
     return merged

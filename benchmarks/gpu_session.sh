@@ -10,6 +10,7 @@
 #   bash benchmarks/gpu_session.sh tests        pytest tests/cuda on the GPU
 #   bash benchmarks/gpu_session.sh spec [K/N]   every spec case on reference and cuda (or the
 #                                               K-th of N slices): the correctness verdict
+#   bash benchmarks/gpu_session.sh spec-rest R  the cases report R.json lists as "not run"
 #   bash benchmarks/gpu_session.sh bench        resnet50_b32 vs torch eager + per-op profile:
 #                                               the speed verdict
 #   bash benchmarks/gpu_session.sh bench-tuned  the same, ONNXKIT_CUDA_TUNE=1 (tilings timed, JSON lists them)
@@ -126,6 +127,12 @@ stage_spec() {  # optional K/N: one slice of the cases
         --deadline $((STAGE_LIMIT - 90)) "${shard[@]}"
 }
 
+stage_spec_rest() {  # REPORT.json: the cases an earlier, incomplete spec run did not reach
+    [ $# -eq 1 ] && [ -f "$1" ] || { echo "spec-rest needs the earlier run's .json (committed)"; return 2; }
+    limited "$PY" -m benchmarks.cuda_run --spec-only --spec all --jobs "$SPEC_JOBS" --case-timeout 90 \
+        --deadline $((STAGE_LIMIT - 90)) --rest-of "$1"
+}
+
 stage_verdicts() {  # both verdicts in one call; the benchmark first, while it has the GPU alone
     local start=$SECONDS left
     nvidia-smi -L || echo "nvidia-smi failed"
@@ -170,7 +177,7 @@ main() {
     local stage=${1:-}
     [ $# -gt 0 ] && shift
     case $stage in
-        verdicts | check | tests | spec | bench | bench-tuned | bench-more)
+        verdicts | check | tests | spec | spec-rest | bench | bench-tuned | bench-more)
             setup
             run_stage "$stage" "$@" ;;
         all)
@@ -179,7 +186,7 @@ main() {
             for s in check tests spec bench bench-more; do run_stage "$s" || rc=1; done
             return "$rc" ;;
         *)
-            sed -n '2,17p' "$0"
+            sed -n '2,18p' "$0"
             return 2 ;;
     esac
 }

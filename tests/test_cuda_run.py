@@ -235,6 +235,27 @@ def test_shards_are_consecutive_slices_that_cover_the_subset():
     assert [cuda_spec.case_key(c) for part in parts for c in part] == [cuda_spec.case_key(c) for c in whole]
 
 
+def test_rest_of_an_incomplete_run_selects_its_not_run_cases():
+    report = {"spec": {"cases": RECORDS}}
+    assert cuda_spec.not_run_keys(report) == {"node:d"}
+    assert cuda_spec.not_run_keys({"spec": None}) == set()
+    cases, _ = cuda_spec.select_spec_cases("all", only={"node:test_relu", "node:test_abs", "node:nope"})
+    assert [cuda_spec.case_key(c) for c in cases] == ["node:test_abs", "node:test_relu"]
+    args = cuda_run.parse_args(["--spec-only", "--rest-of", "r.json"])
+    assert cuda_run.default_tag(args) == "spec-rest"
+
+
+def test_merge_keeps_results_over_not_run_whatever_the_order():
+    first = {"which": "all", "seconds": 10.0, "skipped": {}, "cases": RECORDS}
+    rest = {"which": "all", "seconds": 2.0, "skipped": {},
+            "cases": {"node:d": {"reference": "pass", "cuda": "pass", "cuda_seconds": 0.1}}}
+    for order in ([first, rest], [rest, first]):
+        merged = cuda_spec.merge_specs(order)
+        assert merged["cases"]["node:d"]["cuda"] == "pass"
+        assert merged["cases"]["node:b"]["cuda"] == "fail"
+        assert cuda_spec.spec_verdict(merged["cases"])["not_run"] == []
+
+
 def test_excluded_cases_are_skipped_with_their_reason():
     cases, skipped = cuda_spec.select_spec_cases("all", pattern="bernoulli")
     assert cases == [] and "node:test_bernoulli" in skipped
