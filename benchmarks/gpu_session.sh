@@ -120,17 +120,28 @@ stage_tests() {
         --junitxml "$LOGDIR/tests-junit.xml" tests/cuda
 }
 
+spec_run() {  # spec_run CASE_TIMEOUT MARGIN [ARGS]: the whole suite in SPEC_JOBS children,
+    # no case started in the last MARGIN seconds of STAGE_LIMIT
+    local case_timeout=$1 margin=$2
+    shift 2
+    limited "$PY" -m benchmarks.cuda_run --spec-only --spec all --jobs "$SPEC_JOBS" \
+        --case-timeout "$case_timeout" --deadline $((STAGE_LIMIT - margin)) "$@"
+}
+
+bench_resnet50() {  # bench_resnet50 REPEAT: resnet50_b32 vs torch eager, and its profile
+    limited "$PY" -m benchmarks.cuda_run --skip-spec --models resnet50_b32 --profile resnet50_b32 \
+        --repeat "$1" --tag bench-resnet50
+}
+
 stage_spec() {  # optional K/N: one slice of the cases
     local shard=()
     [ $# -gt 0 ] && shard=(--shard "$1")
-    limited "$PY" -m benchmarks.cuda_run --spec-only --spec all --jobs "$SPEC_JOBS" --case-timeout 90 \
-        --deadline $((STAGE_LIMIT - 90)) "${shard[@]}"
+    spec_run 90 90 "${shard[@]}"
 }
 
 stage_spec_rest() {  # REPORT.json: the cases an earlier, incomplete spec run did not reach
     [ $# -eq 1 ] && [ -f "$1" ] || { echo "spec-rest needs the earlier run's .json (committed)"; return 2; }
-    limited "$PY" -m benchmarks.cuda_run --spec-only --spec all --jobs "$SPEC_JOBS" --case-timeout 90 \
-        --deadline $((STAGE_LIMIT - 90)) --rest-of "$1"
+    spec_run 90 90 --rest-of "$1"
 }
 
 stage_verdicts() {  # both verdicts in one call; the benchmark first, while it has the GPU alone
@@ -138,17 +149,14 @@ stage_verdicts() {  # both verdicts in one call; the benchmark first, while it h
     nvidia-smi -L || echo "nvidia-smi failed"
     versions
     echo "--- resnet50_b32 against torch eager (at most ${BENCH_LIMIT} s)"
-    STAGE_LIMIT=$BENCH_LIMIT limited "$PY" -m benchmarks.cuda_run --skip-spec --models resnet50_b32 \
-        --profile resnet50_b32 --repeat 10 --tag bench-resnet50
+    STAGE_LIMIT=$BENCH_LIMIT bench_resnet50 10
     left=$((VERDICTS_LIMIT - (SECONDS - start)))
     echo "--- the whole spec suite, ${SPEC_JOBS} processes at once, ${left} s left"
-    STAGE_LIMIT=$left limited "$PY" -m benchmarks.cuda_run --spec-only --spec all --jobs "$SPEC_JOBS" \
-        --case-timeout 60 --deadline $((left - 45))
+    STAGE_LIMIT=$left spec_run 60 45
 }
 
 stage_bench() {
-    limited "$PY" -m benchmarks.cuda_run --skip-spec --models resnet50_b32 --profile resnet50_b32 \
-        --repeat 20 --tag bench-resnet50
+    bench_resnet50 20
 }
 
 stage_bench_tuned() {  # the same with every product's tiling timed on the GPU first
