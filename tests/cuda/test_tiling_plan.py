@@ -43,10 +43,17 @@ def test_large_tiles_only_when_every_multiprocessor_gets_a_block(monkeypatch):
     assert _tiles.choose(256, 32 * 56 * 56, 1, np.float64) is MEDIUM  # would spill
 
 
-def test_the_simulator_starts_the_fewest_threads(monkeypatch):
+def test_the_simulator_takes_the_tiling_cheapest_to_simulate(monkeypatch):
     monkeypatch.setattr(_tiles, "simulated", lambda: True)
     assert _tiles.choose(5, 7, 1, np.float32) is SIMULATED  # one block of 64 threads
-    assert _tiles.choose(130, 162, 1, np.float32) is LARGE  # 4 x 256 threads, not 99 x 64
+    # per unit of K: 99 x 64 threads x (380 + 16) / 4, 9 x 256 x (380 + 256) / 16, 4 x 256 x
+    # (380 + 512) / 8 multiply-adds' worth: 627,264, 91,584 and 114,176
+    assert _tiles.simulated_cost(SIMULATED, 130, 162) == 99 * 64 * 396 / 4
+    assert _tiles.simulated_cost(MEDIUM, 130, 162) == 9 * 256 * 636 / 16
+    assert _tiles.simulated_cost(LARGE, 130, 162) == 4 * 256 * 892 / 8
+    assert _tiles.choose(130, 162, 1, np.float32) is MEDIUM
+    assert _tiles.choose(13, 1824, 1, np.float32) is MEDIUM  # LARGE starts fewer threads
+    assert _tiles.choose(128, 128 * 40, 1, np.float32) is LARGE  # no padding: 1,141,760 < 1,628,160
 
 
 def test_row_table_gives_each_taps_offset_and_position():
