@@ -174,16 +174,19 @@ def for_cpu(fn):
 def for_cuda(fn):
     """``fn`` compiled as a CUDA device function: ``numba.cuda.jit(device=True)``.
 
-    Under ``NUMBA_ENABLE_CUDASIM=1`` it is ``fn`` itself. The simulator's own device
-    function runs the same Python, but first swaps the ``cuda`` module in the globals of
-    ``fn``'s module under a lock shared by every simulated thread. These helpers never
-    name ``cuda``, and with many threads each calling them thousands of times, that lock
-    made a kernel slower with every thread added (a 1000x1000 MaxPool with 60x80
-    windows did not end in 2,400 s).
+    Under ``NUMBA_ENABLE_CUDASIM=1`` it is ``fn`` itself when ``fn`` never names ``cuda``
+    (the index helpers, the scalar formulas). The simulator's own device function runs the
+    same Python, but first swaps the ``cuda`` module in the globals of ``fn``'s module,
+    under a lock shared by every simulated thread. With many threads each calling the
+    helpers thousands of times, that lock made a kernel slower with every thread added (a
+    1000x1000 MaxPool with 60x80 windows did not end in 2,400 s).
     """
     from numba import config, cuda
 
-    return fn if config.ENABLE_CUDASIM else cuda.jit(device=True)(fn)
+    code = fn.__code__
+    if config.ENABLE_CUDASIM and "cuda" not in code.co_names + code.co_freevars:
+        return fn
+    return cuda.jit(device=True)(fn)
 
 
 def for_both(fn):

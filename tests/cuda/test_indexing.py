@@ -101,6 +101,26 @@ def test_shared_helpers_are_used_where_they_are_compiled_and_never_copied():
                 f"{sorted(defined & HELPER_NAMES)}: import it from onnxkit.kernels.indexing"
 
 
+def test_the_simulator_calls_a_helper_that_never_names_cuda_as_a_plain_function(monkeypatch):
+    """Its device-function wrapper takes a module lock per call (docs/cuda.md, Testing)."""
+    from numba import config
+
+    from onnxkit.kernels.cuda import _scalar
+
+    monkeypatch.setattr(config, "ENABLE_CUDASIM", 1)
+    compile_for_cuda = ix.for_cuda.__wrapped__  # past the cache of the real compiles
+    formulas = [f for f in vars(_scalar).values()
+                if callable(f) and getattr(f, "__module__", None) == _scalar.__name__]
+    for fn in list(ix.HELPERS) + formulas:
+        assert compile_for_cuda(fn) is fn, fn.__name__
+
+    def names_cuda(i):
+        return cuda.threadIdx.x + i  # noqa: F821 - never run: only its names are read
+
+    wrapped = compile_for_cuda(names_cuda)
+    assert wrapped is not names_cuda and wrapped.__wrapped__ is names_cuda
+
+
 # --- values -----------------------------------------------------------------------------
 
 
