@@ -181,10 +181,12 @@ def for_cuda(fn):
     helpers thousands of times, that lock made a kernel slower with every thread added (a
     1000x1000 MaxPool with 60x80 windows did not end in 2,400 s).
     """
-    from numba import config, cuda
+    from numba import cuda
+
+    from onnxkit.kernels.cuda._device import simulated
 
     code = fn.__code__
-    if config.ENABLE_CUDASIM and "cuda" not in code.co_names + code.co_freevars:
+    if simulated() and "cuda" not in code.co_names + code.co_freevars:
         return fn
     return cuda.jit(device=True)(fn)
 
