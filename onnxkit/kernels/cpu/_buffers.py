@@ -156,6 +156,28 @@ def grown(x: np.ndarray, shape) -> np.ndarray | None:
     return None if raw is None else raw.view(x.dtype).reshape(shape)
 
 
+def read_only(a: np.ndarray) -> np.ndarray:
+    """``a`` as the kernels read it: a read-only view (``a`` itself when it is one).
+
+    Numba compiles one signature per writable flag of each array argument. Weights,
+    biases and residuals come either way (an initializer read-only, a folded BatchNorm,
+    a missing bias's zeros or a value fed by the user writable), so handed over as they
+    come, each mix of flags was one more compilation: 30 s for the depthwise kernel, in
+    the warm-up or in a user's first run. Handed over read-only, one signature per dtype
+    serves them all.
+    """
+    if not a.flags.writeable:
+        return a
+    view = a.view()
+    view.flags.writeable = False
+    return view
+
+
+def zeros_read_only(n: int, dtype) -> np.ndarray:
+    """A missing bias: ``n`` zeros, read-only (``read_only``)."""
+    return read_only(np.zeros(n, dtype))
+
+
 # --- constant operands, laid out once --------------------------------------------------
 
 _LAID_OUT: dict[tuple[int, str], np.ndarray] = {}

@@ -16,11 +16,12 @@ from numba import njit, prange
 
 from onnxkit.kernels.cpu._math import (FASTMATH, NONE, activation_code, finish_rows_bias,
                                        finish_rows_vector)
+from onnxkit.kernels.cpu._buffers import read_only
 from onnxkit.kernels.cpu._threads import split
 from onnxkit.ops.fused._common import activate as reference_activate
 
-_NO_MATRIX = {t: np.zeros((1, 1), t) for t in (np.float32, np.float64)}
-_NO_VECTOR = {t: np.zeros(1, t) for t in (np.float32, np.float64)}
+_NO_MATRIX = {t: read_only(np.zeros((1, 1), t)) for t in (np.float32, np.float64)}
+_NO_VECTOR = {t: read_only(np.zeros(1, t)) for t in (np.float32, np.float64)}
 
 
 @njit(cache=True, error_model="numpy", fastmath=FASTMATH)
@@ -74,8 +75,8 @@ def epilogue_rows(y2d, bias, z2d, activation="", params=None):
     code = activation_code(activation, params)
     act, p0, p1 = code if code is not None else (NONE, 0.0, 0.0)
     if bias is not None or z2d is not None or act != NONE:
-        b = np.zeros(1, y2d.dtype) if bias is None else bias
-        z = _NO_MATRIX[y2d.dtype.type] if z2d is None else z2d
+        b = _NO_VECTOR[y2d.dtype.type] if bias is None else read_only(bias)
+        z = _NO_MATRIX[y2d.dtype.type] if z2d is None else read_only(z2d)
         p0, p1 = _params(y2d, p0, p1)
         finish_rows(y2d, b, z, z2d is not None, act, p0, p1)
     if code is None:
@@ -88,8 +89,8 @@ def epilogue_cols(y2d, bias, z2d, activation="", params=None):
     code = activation_code(activation, params)
     act, p0, p1 = code if code is not None else (NONE, 0.0, 0.0)
     if bias is not None or z2d is not None or act != NONE:
-        b = _NO_VECTOR[y2d.dtype.type] if bias is None else bias
-        z = _NO_MATRIX[y2d.dtype.type] if z2d is None else z2d
+        b = _NO_VECTOR[y2d.dtype.type] if bias is None else read_only(bias)
+        z = _NO_MATRIX[y2d.dtype.type] if z2d is None else read_only(z2d)
         p0, p1 = _params(y2d, p0, p1)
         finish_cols(y2d, b, z, bias is not None, z2d is not None, act, p0, p1)
     if code is None:

@@ -35,7 +35,7 @@ import numpy as np
 from numba import njit, prange
 
 from onnxkit.kernels.cpu._blas import matmul
-from onnxkit.kernels.cpu._buffers import empty, is_constant, laid_out
+from onnxkit.kernels.cpu._buffers import empty, is_constant, laid_out, read_only
 from onnxkit.kernels.cpu._im2col import column_phase_ranges, split_columns
 from onnxkit.kernels.cpu._math import FASTMATH, finish
 from onnxkit.kernels.cpu._threads import split
@@ -297,7 +297,8 @@ def run_winograd(X, W, bias, Z4, code, begin, out_shape, block, tag, transforms)
     act, p0, p1 = code
     p0, p1 = dtype.type(p0), dtype.type(p1)
     Y = empty(out_shape, dtype)
+    bias = read_only(bias)  # one signature for every mix of flags (``read_only``)
     for i in range(n):
-        z = _NO_Z if Z4 is None else np.ascontiguousarray(Z4[i])
+        z = read_only(_NO_Z if Z4 is None else np.ascontiguousarray(Z4[i]))
         outputs(p, i * span, th_n, tw_n, bias, z, Z4 is not None, act, p0, p1, Y[i])
     return Y

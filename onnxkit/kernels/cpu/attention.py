@@ -21,7 +21,7 @@ from numba import njit, prange
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._blas import matmul
-from onnxkit.kernels.cpu._buffers import empty
+from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._math import FASTMATH
 from onnxkit.kernels.cpu._threads import split
 from onnxkit.kernels.cpu.softmax import normalize_rows
@@ -139,7 +139,7 @@ def attention_fast(Q, K, V, attn_mask, is_causal, kv_num_heads, q_num_heads, sca
                 return None  # the mask would broadcast the scores to a bigger shape
         except ValueError:
             return None
-        mask = np.ascontiguousarray(mask)
+        mask = read_only(np.ascontiguousarray(mask))  # one signature (``read_only``)
     if scale is None:
         scale = 1 / np.sqrt(size)
     S = empty(shape, Q.dtype)
@@ -170,7 +170,7 @@ def _products(a, b, out):
     matmul(a3, b3, o3)
 
 
-_NO_MASK = {t: np.zeros((1, 1, 1, 1), t) for t in (np.float32, np.float64)}
+_NO_MASK = {t: read_only(np.zeros((1, 1, 1, 1), t)) for t in (np.float32, np.float64)}
 
 
 @op("Attention", 1, domain="onnxkit", registry=CPU)

@@ -35,7 +35,8 @@ from onnxkit.kernels.cpu._banded import band_rows, banded_conv, eligible as band
 from onnxkit.kernels.cpu._banded import pointwise_bands, pointwise_eligible, pointwise_width
 from onnxkit.kernels.cpu._banded import scratch_shape
 from onnxkit.kernels.cpu._blas import matmul, with_library
-from onnxkit.kernels.cpu._buffers import empty, forget_laid_out, keep_laid_out
+from onnxkit.kernels.cpu._buffers import empty, forget_laid_out, keep_laid_out, read_only
+from onnxkit.kernels.cpu._buffers import zeros_read_only
 from onnxkit.kernels.cpu._depthwise import depthwise_conv, depthwise_conv_nhwc, direct_3x3
 from onnxkit.kernels.cpu._epilogue import epilogue_rows
 from onnxkit.kernels.cpu._im2col import im2col, phase_shape, phases
@@ -108,8 +109,9 @@ def _depthwise(X, W, bias, Z4, Y, g, code):
                                 p1, y_last)
             np.copyto(Y[i], y_last.transpose(2, 0, 1))
         return
-    z = _NO_Z4[X.dtype] if Z4 is None else np.ascontiguousarray(Z4)
-    depthwise_conv(X, np.ascontiguousarray(W), bias, z, Z4 is not None, *args, act, p0, p1, Y)
+    z = read_only(_NO_Z4[X.dtype] if Z4 is None else np.ascontiguousarray(Z4))
+    depthwise_conv(X, read_only(np.ascontiguousarray(W)), bias, z, Z4 is not None, *args, act,
+                   p0, p1, Y)
 
 
 def conv2d(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, params):
@@ -132,8 +134,9 @@ def conv2d(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, pa
         return None
     Z4 = None if Z is None else Z.reshape(out_shape)
     code = activation_code(activation, params)
-    X = np.ascontiguousarray(X)
-    bias = np.zeros(m, X.dtype) if B is None else B
+    # what the kernels only read goes to them read-only: one signature per dtype (``read_only``)
+    X = read_only(np.ascontiguousarray(X))
+    bias = zeros_read_only(m, X.dtype) if B is None else read_only(B)
     if group == c and cg == 1 and code is not None:
         Y = empty(out_shape, X.dtype)
         _depthwise(X, W, bias, Z4, Y, g, code)
@@ -188,17 +191,17 @@ def _by_bands(X, W, bias, Z4, code, g, Y):
     rows = band_rows(k, oh, ow, X.itemsize)
     scratch = empty(scratch_shape(k, ow, rows, oh), X.dtype)
     (sh, sw), (dh, dw) = g.strides, g.dilations
-    w = _read_only(np.ascontiguousarray(W).reshape(m, k))
+    w = read_only(np.ascontiguousarray(W).reshape(m, k))
     xp = empty(phase_shape(X.shape[1:], sw), X.dtype) if sw > 1 else _NO_PHASES[X.dtype]
     act, p0, p1 = code
     p0, p1 = X.dtype.type(p0), X.dtype.type(p1)
-    b = _read_only(bias)
+    b = read_only(bias)
 
     def run(lib):
         for i in range(n):
             if sw > 1:
                 phases(X[i], sw, xp)
-            z = _NO_Z3[X.dtype] if Z4 is None else np.ascontiguousarray(Z4[i])
+            z = read_only(_NO_Z3[X.dtype] if Z4 is None else np.ascontiguousarray(Z4[i]))
             banded_conv(X[i], xp, w, b, z, Z4 is not None, act, p0, p1, Y[i], scratch, kh, kw,
                         sh, sw, dh, dw, g.begin[0], g.begin[1], rows, lib)
 
@@ -213,30 +216,22 @@ def _pointwise_by_bands(X, W, bias, Z4, code):
     n, c, h, w = X.shape
     m = W.shape[0]
     Y = empty((n, m, h, w), X.dtype)
-    weights = _read_only(np.ascontiguousarray(W).reshape(m, c))
+    weights = read_only(np.ascontiguousarray(W).reshape(m, c))
     width = pointwise_width(m, h * w, X.itemsize)
     act, p0, p1 = code
     p0, p1 = X.dtype.type(p0), X.dtype.type(p1)
-    b = _read_only(bias)
+    b = read_only(bias)
 
     def run(lib):
         for i in range(n):
-            z = (_NO_Z2[X.dtype] if Z4 is None
-                 else np.ascontiguousarray(Z4[i]).reshape(m, h * w))
-            pointwise_bands(X[i].reshape(c, h * w), weights, b, z, Z4 is not None, act, p0,
-                            p1, Y[i].reshape(m, h * w), width, lib)
+            z = read_only(_NO_Z2[X.dtype] if Z4 is None
+                          else np.ascontiguousarray(Z4[i]).reshape(m, h * w))
+            pointwise_bands(read_only(X[i].reshape(c, h * w)), weights, b, z, Z4 is not None,
+                            act, p0, p1, Y[i].reshape(m, h * w), width, lib)
 
     with_library(("gemm 1x1 bands", X.shape, W.shape), run)
     return Y
 
-
-def _read_only(a: np.ndarray) -> np.ndarray:
-    """A read-only view: weights and biases come writable or not (an initializer, a
-    folded BatchNorm, a missing bias's zeros); Numba compiles one signature per flag, and
-    ``warm`` compiles the read-only one."""
-    view = a.view()
-    view.flags.writeable = False
-    return view
 
 
 def _pointwise(W, g, in_hw) -> bool:

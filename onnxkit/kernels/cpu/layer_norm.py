@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit, prange
 
 from onnxkit.kernels.cpu import CPU
-from onnxkit.kernels.cpu._buffers import empty
+from onnxkit.kernels.cpu._buffers import empty, read_only, zeros_read_only
 from onnxkit.kernels.cpu._threads import split
 from onnxkit.kernels.cpu._math import FASTMATH
 from onnxkit.ops.fused import layer_norm as ref_fused
@@ -90,13 +90,17 @@ def layer_norm_fast(X, Skip, Scale, B, axis, epsilon, stats_dtype):
     rows = x.shape[0]
     Y = empty(X.shape, X.dtype)
     S = empty(X.shape, X.dtype) if Skip is not None else x
-    skip = np.ascontiguousarray(Skip).reshape(rows, d) if Skip is not None else x
-    bias = np.zeros(d, X.dtype) if B is None else B.reshape(d)
+    # what is only read, read-only: one signature for every mix of flags (``read_only``);
+    # without a skip, nothing is written to S: Y stands in for it
+    x = read_only(x)
+    skip = read_only(np.ascontiguousarray(Skip).reshape(rows, d)) if Skip is not None else x
+    bias = zeros_read_only(d, X.dtype) if B is None else read_only(B.reshape(d))
     stat_shape = X.shape[:start] + (1,) * (X.ndim - start)
     mean = np.empty(stat_shape, stats_dtype)
     inv = np.empty(stat_shape, stats_dtype)
-    normalize_rows(x, skip, Skip is not None, Scale.reshape(d), bias, float(epsilon),
-                   Y.reshape(rows, d), mean.reshape(rows), inv.reshape(rows), S.reshape(rows, d))
+    normalize_rows(x, skip, Skip is not None, read_only(Scale.reshape(d)), bias, float(epsilon),
+                   Y.reshape(rows, d), mean.reshape(rows), inv.reshape(rows),
+                   (S if Skip is not None else Y).reshape(rows, d))
     return Y, mean, inv, S
 
 
