@@ -271,9 +271,10 @@ def test_depthwise_stride2_hand_values():
 
 
 def test_phase_index_splits_a_column_into_phase_and_index():
+    from onnxkit.kernels.cpu._buffers import read_only
     from onnxkit.kernels.cpu._im2col import phase_index, phases
 
-    x = np.arange(14, dtype=np.float32).reshape(1, 1, 14)
+    x = read_only(np.arange(14, dtype=np.float32).reshape(1, 1, 14))  # as conv hands it over
     for s in (1, 2, 3):
         xp = np.zeros((1, 1, s, -(-14 // s)), np.float32)
         phases(x, s, xp)

@@ -20,12 +20,15 @@ import numpy as np
 import pytest
 from numba.core.registry import CPUDispatcher
 
-from onnxkit.kernels.cpu import attention, conv, gemm, layer_norm, load_cpu_kernels, matmul
+from onnxkit.kernels.cpu import (activations, attention, batch_norm, conv, gemm, layer_norm,
+                                 load_cpu_kernels, matmul, pool, reduce_mean, resize, softmax)
 from onnxkit.kernels.cpu._math import RELU
 from onnxkit.kernels.cpu.warm import warm
 from onnxkit.ops.fused.attention import attention as reference_attention
 from onnxkit.ops.fused.fused_conv import fused_conv as reference_fused_conv
 from onnxkit.ops.fused.layer_norm import skip_layer_normalization as reference_skip_layer_norm
+from onnxkit.ops.nn.batch_norm import batch_normalization as reference_batch_norm
+from onnxkit.ops.nn.pool import average_pool as reference_average_pool
 
 load_cpu_kernels()
 
@@ -95,8 +98,37 @@ def _cases():
             lambda Q, K, V, M: attention.attention(Q, K, V, M, q_num_heads=2, kv_num_heads=2),
             lambda Q, K, V, M: reference_attention(Q, K, V, M, q_num_heads=2, kv_num_heads=2),
             [_f32(rng, 1, 6, 8), _f32(rng, 1, 6, 8), _f32(rng, 1, 6, 8), _f32(rng, 1, 1, 1, 6)]),
+        # the kernels of one input: a read-only X is a value fed by the user, an
+        # initializer or a Constant's output
+        "relu": (activations.relu, lambda X: np.maximum(X, 0), [x]),
+        "softmax": (softmax.softmax, lambda X: np.exp(X) / np.exp(X).sum(-1, keepdims=True),
+                    [x]),
+        "average pool": (lambda X: pool.average_pool(X, kernel_shape=[2, 2], strides=[2, 2]),
+                         lambda X: reference_average_pool(X, kernel_shape=[2, 2],
+                                                          strides=[2, 2]), [x]),
+        "reduce mean": (lambda X: reduce_mean.reduce_mean_v1(X, axes=[2, 3], keepdims=0),
+                        lambda X: X.mean(axis=(2, 3)), [x]),
+        "resize": (lambda X: resize.resize(X, None, np.array([1, 1, 2, 2], np.float32),
+                                           mode="linear"),
+                   lambda X: _bilinear_2x(X), [x]),
+        "batch norm": (batch_norm.batch_normalization, reference_batch_norm,
+                       [x, _f32(rng, 4), _f32(rng, 4), _f32(rng, 4),
+                        np.abs(_f32(rng, 4)) + 0.5]),
     }
     return cases
+
+
+def _bilinear_2x(x):
+    """Resize x2, mode linear, half_pixel coordinates, by hand: output i reads input
+    (i + 0.5) / 2 - 0.5, clamped to the edges."""
+    def along(a, axis):
+        n = a.shape[axis]
+        pos = np.clip((np.arange(2 * n) + 0.5) / 2 - 0.5, 0, n - 1)
+        lo = np.floor(pos).astype(int)
+        hi = np.minimum(lo + 1, n - 1)
+        t = (pos - lo).reshape([-1 if d == axis else 1 for d in range(a.ndim)])
+        return np.take(a, lo, axis) * (1 - t) + np.take(a, hi, axis) * t
+    return along(along(x, 2), 3)
 
 
 CASES = _cases()

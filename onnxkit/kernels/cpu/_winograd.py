@@ -287,6 +287,7 @@ def run_winograd(X, W, bias, Z4, code, begin, out_shape, block, tag, transforms)
     span = th_n * (tw_n + 1)  # tiles per image, the spare column included
     positions = (block + 2) ** 2
     dtype = X.dtype
+    X = read_only(X)  # what the kernels only read, read-only: one signature (``read_only``)
     u = laid_out(W, tag, weights)
     v = empty((positions, c, n * span), dtype)
     for i in range(n):

@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from onnxkit.kernels.cpu import CPU
-from onnxkit.kernels.cpu._buffers import empty
+from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._math import (CLIP, ERF, FASTMATH, GELU, HARD_SIGMOID, HARD_SWISH,
                                        LEAKY_RELU, RELU, activate)
 from onnxkit.ops.fused.gelu import gelu as reference_onnxkit_gelu
@@ -62,7 +62,7 @@ def elementwise(X, code, p0=0.0, p1=0.0, dtypes=FLOATS):
         return None
     Y = empty(X.shape, X.dtype)
     t = X.dtype.type
-    apply_flat(np.ascontiguousarray(X).reshape(-1), code, t(p0), t(p1), Y.reshape(-1))
+    apply_flat(read_only(np.ascontiguousarray(X).reshape(-1)), code, t(p0), t(p1), Y.reshape(-1))
     return Y
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit, prange
 
 from onnxkit.kernels.cpu import CPU
-from onnxkit.kernels.cpu._buffers import empty
+from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._math import FASTMATH, NONE, activation_code, finish
 from onnxkit.kernels.cpu._threads import split
 from onnxkit.ops.fused.fused_batch_norm import fused_batch_normalization as reference_fused
@@ -66,7 +66,7 @@ def batch_norm_fast(X, scale, B, mean, var, epsilon, activation="", params=None)
     work = X.dtype
     inv = scale.astype(work) / np.sqrt(var.astype(work) + work.type(epsilon))
     Y = empty(X.shape, work)
-    x3 = np.ascontiguousarray(X).reshape(X.shape[0], c, -1)
+    x3 = read_only(np.ascontiguousarray(X).reshape(X.shape[0], c, -1))
     act, p0, p1 = code
     affine_planes(x3, mean.astype(work), inv.astype(work), B.astype(work), act, work.type(p0),
                   work.type(p1), Y.reshape(x3.shape))

@@ -31,7 +31,7 @@ import numpy as np
 from numba import njit, prange
 
 from onnxkit.kernels.cpu import CPU
-from onnxkit.kernels.cpu._buffers import empty
+from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._im2col import phase_index
 from onnxkit.kernels.cpu._threads import split
 from onnxkit.kernels.indexing import conv_input_coord, for_cpu, window_start
@@ -145,7 +145,8 @@ def _planes_2d(X, kernel_shape, strides, dilations, pads, auto_pad, ceil_mode):
     if nd == 1:
         g = Geometry((1,) + g.kernel, (1,) + g.strides, (1,) + g.dilations, (0,) + g.begin,
                      (0,) + g.end, (1,) + g.out)
-    planes = np.ascontiguousarray(X).reshape((-1,) + ((1,) if nd == 1 else ()) + X.shape[2:])
+    planes = read_only(np.ascontiguousarray(X).reshape((-1,) + ((1,) if nd == 1 else ())
+                                                       + X.shape[2:]))
     return planes, g, out_shape
 
 

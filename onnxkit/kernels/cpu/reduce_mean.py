@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from onnxkit.kernels.cpu import CPU
-from onnxkit.kernels.cpu._buffers import empty
+from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._math import FASTMATH
 from onnxkit.ops.nn import global_pool as ref_global_pool
 from onnxkit.ops.reduce import reduce_mean as ref_reduce_mean
@@ -46,7 +46,7 @@ def trailing_mean(X, axes: tuple, keepdims: bool):
     lead = X.shape[:X.ndim - len(axes)]
     shape = lead + (1,) * len(axes) if keepdims else lead
     Y = empty(shape, X.dtype)
-    row_means(np.ascontiguousarray(X).reshape(int(np.prod(lead, dtype=np.int64)), -1),
+    row_means(read_only(np.ascontiguousarray(X)).reshape(int(np.prod(lead, dtype=np.int64)), -1),
               Y.reshape(-1))
     return Y
 

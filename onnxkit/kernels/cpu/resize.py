@@ -19,7 +19,7 @@ from numba import njit
 
 from onnxkit.errors import KernelError
 from onnxkit.kernels.cpu import CPU
-from onnxkit.kernels.cpu._buffers import empty
+from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.ops.registry import op
 from onnxkit.ops.spatial import resize as ref_resize
 from onnxkit.ops.spatial._resample import filter_taps, nearest_indices, source_coords
@@ -90,7 +90,7 @@ def resize_fast(X, scales, sizes, axes, policy, **options):
     th, wh = _axis_taps(h, oh, sh, **options)
     tw, ww = _axis_taps(w, ow, sw, **options)
     Y = empty(out_shape, X.dtype)
-    planes = np.ascontiguousarray(X).reshape(-1, h, w)
+    planes = read_only(np.ascontiguousarray(X).reshape(-1, h, w))
     resample_planes(planes, th, wh, tw, ww, Y.reshape(-1, oh, ow))
     return Y
 

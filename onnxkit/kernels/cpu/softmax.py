@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit, prange
 
 from onnxkit.kernels.cpu import CPU
-from onnxkit.kernels.cpu._buffers import empty
+from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._math import FASTMATH
 from onnxkit.kernels.cpu._threads import split
 from onnxkit.ops.registry import op
@@ -79,7 +79,7 @@ def _normalize(y, lo, hi):
 
 def softmax_matrix(x2d):
     y = empty(x2d.shape, x2d.dtype)
-    shift_rows(x2d, y)
+    shift_rows(read_only(x2d), y)  # one signature, whatever x's flags (``read_only``)
     np.exp(y, out=y)
     normalize_rows(y)
     return y
