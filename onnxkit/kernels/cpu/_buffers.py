@@ -159,12 +159,13 @@ def grown(x: np.ndarray, shape) -> np.ndarray | None:
 def read_only(a: np.ndarray) -> np.ndarray:
     """``a`` as the kernels read it: a read-only view (``a`` itself when it is one).
 
-    Numba compiles one signature per writable flag of each array argument. Weights,
-    biases and residuals come either way (an initializer read-only, a folded BatchNorm,
-    a missing bias's zeros or a value fed by the user writable), so handed over as they
-    come, each mix of flags was one more compilation: 30 s for the depthwise kernel, in
-    the warm-up or in a user's first run. Handed over read-only, one signature per dtype
-    serves them all.
+    Numba compiles one signature per writable flag of each array argument. Inputs,
+    weights, biases, residuals and masks come either way: an initializer or the spec
+    suite's test data read-only; a folded BatchNorm, a missing bias's zeros, a node's
+    output or an array the user feeds writable. Handed over as they came, each mix of
+    flags was one more compilation (30 s for the depthwise kernel), in the warm-up or in
+    a user's first run. Handed over read-only, one signature per dtype serves them all
+    (``tests/test_cpu_signatures.py``). Outputs and scratch stay writable.
     """
     if not a.flags.writeable:
         return a

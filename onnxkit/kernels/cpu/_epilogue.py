@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from onnxkit.kernels.cpu._buffers import read_only
 from onnxkit.kernels.cpu._math import (FASTMATH, NONE, activation_code, finish_rows_bias,
                                        finish_rows_vector)
-from onnxkit.kernels.cpu._buffers import read_only
 from onnxkit.kernels.cpu._threads import split
 from onnxkit.ops.fused._common import activate as reference_activate
 

@@ -233,7 +233,6 @@ def _pointwise_by_bands(X, W, bias, Z4, code):
     return Y
 
 
-
 def _pointwise(W, g, in_hw) -> bool:
     """A 1x1 layer of stride 1 and no padding: its input is its im2col already."""
     return W.shape[2] == W.shape[3] == 1 and g.strides == (1, 1) and not any(g.begin) \
