@@ -79,7 +79,7 @@ def _normalize(y, lo, hi):
 
 def softmax_matrix(x2d):
     y = empty(x2d.shape, x2d.dtype)
-    shift_rows(read_only(x2d), y)  # one signature, whatever x's flags (``read_only``)
+    shift_rows(x2d, y)
     np.exp(y, out=y)
     normalize_rows(y)
     return y
@@ -89,7 +89,8 @@ def _fast(X, rows_at):
     if X.dtype not in FLOATS or X.ndim == 0 or X.size == 0:
         return None
     rows = int(np.prod(X.shape[:rows_at]))
-    return softmax_matrix(np.ascontiguousarray(X).reshape(rows, -1)).reshape(X.shape)
+    # read-only, whatever X's flags: one compiled signature (``_buffers.read_only``)
+    return softmax_matrix(read_only(np.ascontiguousarray(X).reshape(rows, -1))).reshape(X.shape)
 
 
 @op("Softmax", 1, 11, registry=CPU)
