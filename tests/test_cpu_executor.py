@@ -610,23 +610,16 @@ def test_gemm_reads_constant_transposed_weights_in_place():
 def test_warm_compiles_every_kernel_signature_real_models_use(monkeypatch):
     """A session on a warm cache compiles nothing: read-only weights and biases (the
     initializers), missing biases and both convolution algorithms included."""
-    import importlib
-    import pkgutil
     from pathlib import Path
 
-    from numba.core.registry import CPUDispatcher
-
-    import onnxkit.kernels.cpu as package
     from onnxkit.inputs import random_feeds
     from onnxkit.kernels.cpu import _tuning
     from onnxkit.kernels.cpu.warm import warm
+    from tests.cpu_signatures import added_since, kernel_signatures
 
     light = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
     warm(verbose=False)
-    kernels = [v for m in pkgutil.iter_modules(package.__path__)
-               for v in vars(importlib.import_module(f"{package.__name__}.{m.name}")).values()
-               if isinstance(v, CPUDispatcher)]
-    before = {k: set(k.signatures) for k in kernels}
+    before = kernel_signatures()
     monkeypatch.setenv("ONNXKIT_CPU_TUNE", "1")  # both conv algorithms run
     _tuning.forget()
     for name in ("light_densenet121.onnx", "light_resnet50.onnx"):
@@ -634,8 +627,7 @@ def test_warm_compiles_every_kernel_signature_real_models_use(monkeypatch):
         for level in (0, 3):  # the standard operators as given, and the fused ones
             onnxkit.Session(model, executor="cpu", level=level).run(None, random_feeds(model, 0))
     _tuning.forget()
-    new = {k.py_func.__qualname__: sorted(map(str, set(k.signatures) - before[k]))
-           for k in kernels if set(k.signatures) - before[k]}
+    new = added_since(before)
     assert not new, f"compiled on first use, missing from warm.py: {new}"
 
 

@@ -14,11 +14,9 @@ so the warm cache covers each path, and every mix gives the reference kernel's a
 from __future__ import annotations
 
 import itertools
-import sys
 
 import numpy as np
 import pytest
-from numba.core.registry import CPUDispatcher
 
 from onnxkit.kernels.cpu import (activations, attention, batch_norm, conv, gemm, layer_norm,
                                  load_cpu_kernels, matmul, pool, reduce_mean, resize, softmax)
@@ -29,6 +27,7 @@ from onnxkit.ops.fused.fused_conv import fused_conv as reference_fused_conv
 from onnxkit.ops.fused.layer_norm import skip_layer_normalization as reference_skip_layer_norm
 from onnxkit.ops.nn.batch_norm import batch_normalization as reference_batch_norm
 from onnxkit.ops.nn.pool import average_pool as reference_average_pool
+from tests.cpu_signatures import added_since, kernel_signatures
 
 load_cpu_kernels()
 
@@ -42,16 +41,6 @@ def _flagged(a: np.ndarray, read_only: bool) -> np.ndarray:
     if read_only:
         return np.frombuffer(a.tobytes(), a.dtype).reshape(a.shape)
     return a.copy()
-
-
-def _signatures() -> dict[str, set[str]]:
-    found = {}
-    for name, module in list(sys.modules.items()):
-        if name.startswith("onnxkit.kernels.cpu"):
-            for attr, value in vars(module).items():
-                if isinstance(value, CPUDispatcher):
-                    found[f"{name}.{attr}"] = {str(s) for s in value.signatures}
-    return found
 
 
 def _conv_case(x, w, b=None, z=None, **attrs):
@@ -152,12 +141,11 @@ def warmed():
 def test_every_mix_of_writable_flags_runs_on_the_warmed_kernels(name, warmed):
     kernel, reference, arrays = CASES[name]
     expected = _first(reference(*arrays))
-    before = _signatures()
+    before = kernel_signatures()
     for mix in itertools.product((True, False), repeat=len(arrays)):
         got = _first(kernel(*[_flagged(a, ro) for a, ro in zip(arrays, mix)]))
         # (a writable weight is not a constant: Winograd leaves it to im2col)
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=ATOL.get(name, 1e-5),
                                    err_msg=f"{name}, read-only flags {mix}")
-        added = {k: v - before.get(k, set()) for k, v in _signatures().items()}
-        added = {k: sorted(v) for k, v in added.items() if v}
+        added = added_since(before)
         assert not added, f"{name}, read-only flags {mix}: compiled after the warm-up: {added}"
