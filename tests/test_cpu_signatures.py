@@ -90,6 +90,9 @@ def _cases():
         # the kernels of one input: a read-only X is a value fed by the user, an
         # initializer or a Constant's output
         "relu": (activations.relu, lambda X: np.maximum(X, 0), [x]),
+        "sigmoid": (activations.sigmoid, lambda X: 1 / (1 + np.exp(-X)), [x]),
+        "1x1 + Swish": _conv_case(x, _f32(rng, 6, 4, 1, 1), _f32(rng, 6), activation="Swish",
+                                  activation_params=[1.0]),
         "softmax": (softmax.softmax, lambda X: np.exp(X) / np.exp(X).sum(-1, keepdims=True),
                     [x]),
         "average pool": (lambda X: pool.average_pool(X, kernel_shape=[2, 2], strides=[2, 2]),

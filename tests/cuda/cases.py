@@ -151,6 +151,8 @@ LINALG = [
       transB=1, activation="Relu"),
     C("fused_matmul_gelu", "FusedMatMul", f32(2, 3, 6), Init(f32(6, 5)), Init(f32(5)),
       domain="onnxkit", activation="Gelu"),
+    C("fused_gemm_swish_alpha", "FusedGemm", f32(4, 6, low=-9, high=9), Init(f32(5, 6)),
+      Init(f32(5)), domain="onnxkit", transB=1, activation="Swish", activation_params=[0.5]),
 ]
 
 CONV = [
@@ -164,6 +166,9 @@ CONV = [
     C("fused_conv_z_leaky", "FusedConv", f32(1, 2, 4, 4), Init(f32(3, 2, 3, 3)), Init(f32(3)),
       f32(1, 3, 4, 4), domain="onnxkit", pads=[1, 1, 1, 1], activation="LeakyRelu",
       activation_params=[0.1]),
+    C("fused_conv_swish", "FusedConv", f32(1, 2, 4, 4, low=-9, high=9), Init(f32(3, 2, 3, 3)),
+      Init(f32(3)), domain="onnxkit", pads=[1, 1, 1, 1], activation="Swish",
+      activation_params=[1.0]),
 ]
 
 POOL = [

@@ -35,6 +35,47 @@ def test_conv_activation(act, params):
     assert list(got["activation_params"].floats) == pytest.approx(params) if params else True
 
 
+@pytest.mark.parametrize("silu", ["Mul (c, s)", "Mul (s, c)"])
+def test_conv_silu_becomes_swish(silu):
+    m = model(H + f"""
+    g (float[1,3,6,6] x) => (float[1,4,4,4] y) {{
+        c = Conv (x, W, B)
+        s = Sigmoid (c)
+        y = {silu}
+    }}""", W=rand(4, 3, 3, 3), B=rand(4))
+    out, report = run_pass(m, activation_fusion.PASS, **TOL)
+    assert report.count("activation_fusion") == 1
+    assert ops(out) == ["onnxkit::FusedConv"]
+    got = {a.name: a for a in out.graph.node[0].attribute}
+    assert got["activation"].s.decode() == "Swish"
+    assert list(got["activation_params"].floats) == [1.0]
+
+
+def test_swish_op_and_silu_of_gemm_fuse_but_not_silu_of_another_value():
+    m = model('<ir_version: 10, opset_import: ["" : 24]>' + """
+    g (float[5,6] a, float[1,3,6,6] x) => (float[5,4] y, float[1,4,4,4] z, float[1,4,4,4] w) {
+        g1 = Gemm (a, B, C)
+        s = Sigmoid (g1)
+        y = Mul (g1, s)
+        c = Conv (x, W)
+        z = Swish <alpha = 0.5> (c)
+        d = Conv (x, W)
+        d2 = Conv (x, W2)
+        e = Sigmoid (d2)
+        w = Mul (d, e)
+    }""", B=rand(6, 4), C=rand(4), W=rand(4, 3, 3, 3, seed=3), W2=rand(4, 3, 3, 3, seed=4))
+    out, report = run_pass(m, activation_fusion.PASS, **TOL)
+    fused = {n.output[0]: n for n in out.graph.node if n.domain == "onnxkit"}
+    params = {}
+    for o, n in fused.items():
+        got = {a.name: a for a in n.attribute}
+        params[o] = (got["activation"].s.decode(),
+                     list(got["activation_params"].floats) if "activation_params" in got else [])
+    # d * Sigmoid(d2) is no SiLU: d2's Conv takes the Sigmoid, the Mul stays
+    assert params == {"y": ("Swish", [1.0]), "z": ("Swish", [0.5]), "e": ("Sigmoid", [])}
+    assert "Mul" in ops(out)
+
+
 def test_gemm_and_matmul_activation():
     m = model(H + """
     g (float[5,6] a, float[2,5,6] b) => (float[5,4] y, float[2,5,4] z) {

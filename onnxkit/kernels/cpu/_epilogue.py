@@ -15,8 +15,9 @@ import numpy as np
 from numba import njit, prange
 
 from onnxkit.kernels.cpu._buffers import read_only
-from onnxkit.kernels.cpu._math import (FASTMATH, NONE, activation_code, finish_rows_bias,
-                                       finish_rows_vector)
+from onnxkit.kernels.cpu.activations import activate_in_place
+from onnxkit.kernels.cpu._math import (FASTMATH, NONE, finish_rows_bias, finish_rows_vector,
+                                       split_activation)
 from onnxkit.kernels.cpu._threads import split
 from onnxkit.ops.fused._common import activate as reference_activate
 
@@ -72,27 +73,32 @@ def epilogue_rows(y2d, bias, z2d, activation="", params=None):
 
     Returns y2d (or, for an activation left to the reference, a new array).
     """
-    code = activation_code(activation, params)
+    code, after = split_activation(activation, params)
     act, p0, p1 = code if code is not None else (NONE, 0.0, 0.0)
     if bias is not None or z2d is not None or act != NONE:
         b = _NO_VECTOR[y2d.dtype.type] if bias is None else read_only(bias)
         z = _NO_MATRIX[y2d.dtype.type] if z2d is None else read_only(z2d)
         p0, p1 = _params(y2d, p0, p1)
         finish_rows(y2d, b, z, z2d is not None, act, p0, p1)
-    if code is None:
+    return _then(y2d, code, after, activation, params)
+
+
+def _then(y2d, code, after, activation, params):
+    """The activation the epilogue's loops left: its own pass, or the reference's."""
+    if after is not None:
+        activate_in_place(y2d, after)
+    elif code is None:
         return reference_activate(y2d, activation, params)
     return y2d
 
 
 def epilogue_cols(y2d, bias, z2d, activation="", params=None):
     """Bias per column, residual, activation, in place (see ``epilogue_rows``)."""
-    code = activation_code(activation, params)
+    code, after = split_activation(activation, params)
     act, p0, p1 = code if code is not None else (NONE, 0.0, 0.0)
     if bias is not None or z2d is not None or act != NONE:
         b = _NO_VECTOR[y2d.dtype.type] if bias is None else read_only(bias)
         z = _NO_MATRIX[y2d.dtype.type] if z2d is None else read_only(z2d)
         p0, p1 = _params(y2d, p0, p1)
         finish_cols(y2d, b, z, bias is not None, z2d is not None, act, p0, p1)
-    if code is None:
-        return reference_activate(y2d, activation, params)
-    return y2d
+    return _then(y2d, code, after, activation, params)

@@ -1,9 +1,12 @@
 """Elementwise activations on the ``cpu`` executor: one Numba pass into a reused buffer.
 
-    Y[i] = f(X[i])    f: Relu, LeakyRelu, Clip, HardSigmoid, HardSwish, Gelu, Erf
+    Y[i] = f(X[i])    f: Relu, LeakyRelu, Clip, HardSigmoid, HardSwish, Gelu, Erf,
+                         Sigmoid, Tanh, Swish
 
 The formulas are ``onnxkit.kernels.cpu._math.activate``; Gelu and Erf use its float32
 rational erf, so they run here for float32 only (float64 and the rest: reference).
+Sigmoid, Tanh and Swish use its vectorizable exp (float32 and float64), and
+``activate_in_place`` applies them after a fused kernel (``_math.separate_code``).
 https://onnx.ai/onnx/operators/onnx__Relu.html  https://onnx.ai/onnx/operators/onnx__Clip.html
 https://onnx.ai/onnx/operators/onnx__Gelu.html  https://onnx.ai/onnx/operators/onnx__Erf.html
 """
@@ -11,17 +14,20 @@ https://onnx.ai/onnx/operators/onnx__Gelu.html  https://onnx.ai/onnx/operators/o
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._math import (CLIP, ERF, FASTMATH, GELU, HARD_SIGMOID, HARD_SWISH,
-                                       LEAKY_RELU, RELU, activate)
+                                       LEAKY_RELU, RELU, SIGMOID, SWISH, TANH, activate)
+from onnxkit.kernels.cpu._math import sigmoid as sigmoid_of, tanh as tanh_of
+from onnxkit.kernels.cpu._threads import split
 from onnxkit.ops.fused.gelu import gelu as reference_onnxkit_gelu
 from onnxkit.ops.math import clip as ref_clip
 from onnxkit.ops.math import gelu as ref_gelu
 from onnxkit.ops.math import relu as ref_relu
 from onnxkit.ops.math import sigmoid as ref_sigmoid
+from onnxkit.ops.math import trig as ref_trig
 from onnxkit.ops.math import unary as ref_unary
 from onnxkit.ops.registry import op
 
@@ -30,8 +36,11 @@ FLOAT32 = (np.dtype(np.float32),)
 
 
 @njit(cache=True, error_model="numpy", fastmath=FASTMATH)
-def apply_flat(x, code, p0, p1, y):
-    """y[i] = activate(x[i]); one loop per code so each one vectorizes."""
+def _apply_range(x, code, p0, p1, y, lo, hi):
+    """y[i] = activate(x[i]) for lo <= i < hi; one loop per code so each one vectorizes
+    (over slices: an index from ``range(lo, hi)`` might be negative, and Numba's
+    wraparound check on it kept the loops scalar, 9x slower)."""
+    x, y = x[lo:hi], y[lo:hi]
     n = x.size
     if code == RELU:
         for i in range(n):
@@ -54,6 +63,57 @@ def apply_flat(x, code, p0, p1, y):
     elif code == ERF:
         for i in range(n):
             y[i] = activate(x[i], ERF, p0, p1)
+    elif code == SIGMOID:
+        for i in range(n):
+            y[i] = sigmoid_of(x[i])
+    elif code == TANH:
+        for i in range(n):
+            y[i] = tanh_of(x[i])
+    elif code == SWISH:
+        for i in range(n):
+            y[i] = x[i] * sigmoid_of(p0 * x[i])
+
+
+@njit(cache=True, parallel=True)
+def apply_flat(x, code, p0, p1, y):
+    """y[i] = activate(x[i]), the range shared among the threads."""
+    n = x.size
+    parts, per = split(n, n)
+    if parts == 1:  # small work: no parallel region
+        _apply_range(x, code, p0, p1, y, 0, n)
+        return
+    for p in prange(parts):
+        _apply_range(x, code, p0, p1, y, p * per, min(n, (p + 1) * per))
+
+
+@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+def _in_place_range(y, code, p0, p1, lo, hi):
+    """y[i] = f(y[i]) for lo <= i < hi, f one of ``_math.separate_code``'s. One array, not
+    ``_apply_range(y, ..., y)``: with two that overlap, LLVM's runtime overlap check sent
+    the loop to its scalar version (1.2M values: 2.1 ms instead of 0.25)."""
+    y = y[lo:hi]
+    n = y.size
+    if code == SIGMOID:
+        for i in range(n):
+            y[i] = sigmoid_of(y[i])
+    elif code == TANH:
+        for i in range(n):
+            y[i] = tanh_of(y[i])
+    elif code == SWISH:
+        for i in range(n):
+            y[i] = y[i] * sigmoid_of(p0 * y[i])
+
+
+@njit(cache=True, parallel=True)
+def in_place_flat(y, code, p0, p1):
+    """y[i] = f(y[i]), the range shared among the threads."""
+    n = y.size
+    parts, per = split(n, n)
+    if parts == 1:  # small work: no parallel region
+        _in_place_range(y, code, p0, p1, 0, n)
+        return
+    for p in prange(parts):
+        _in_place_range(y, code, p0, p1, p * per, min(n, (p + 1) * per))
 
 
 def elementwise(X, code, p0=0.0, p1=0.0, dtypes=FLOATS):
@@ -64,6 +124,16 @@ def elementwise(X, code, p0=0.0, p1=0.0, dtypes=FLOATS):
     t = X.dtype.type
     apply_flat(read_only(np.ascontiguousarray(X).reshape(-1)), code, t(p0), t(p1), Y.reshape(-1))
     return Y
+
+
+def activate_in_place(Y, code) -> None:
+    """Y = f(Y), in place, for a (code, p0, p1) of ``_math.separate_code``."""
+    act, p0, p1 = code
+    t = Y.dtype.type
+    flat = np.ascontiguousarray(Y).reshape(-1)  # Y itself when it is contiguous
+    in_place_flat(flat, act, t(p0), t(p1))
+    if not np.shares_memory(flat, Y):
+        Y[...] = flat.reshape(Y.shape)
 
 
 def _or(Y, fallback):
@@ -122,3 +192,18 @@ def onnxkit_gelu(X, *, approximate="none"):
 @op("Erf", 9, 13, registry=CPU)
 def erf(X):
     return _or(elementwise(X, ERF, dtypes=FLOAT32), lambda: ref_unary.erf(X))
+
+
+@op("Sigmoid", 6, 13, registry=CPU)
+def sigmoid(X):
+    return _or(elementwise(X, SIGMOID), lambda: ref_sigmoid.sigmoid(X))
+
+
+@op("Tanh", 6, 13, registry=CPU)
+def tanh(X):
+    return _or(elementwise(X, TANH), lambda: ref_trig.tanh(X))
+
+
+@op("Swish", 24, registry=CPU)
+def swish(X, *, alpha=1.0):
+    return _or(elementwise(X, SWISH, alpha), lambda: ref_sigmoid.swish(X, alpha=alpha))

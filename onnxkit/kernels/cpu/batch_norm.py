@@ -17,8 +17,9 @@ from numba import njit, prange
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty, read_only
-from onnxkit.kernels.cpu._math import FASTMATH, NONE, activation_code, finish
+from onnxkit.kernels.cpu._math import FASTMATH, NONE, finish, split_activation
 from onnxkit.kernels.cpu._threads import split
+from onnxkit.kernels.cpu.activations import activate_in_place
 from onnxkit.ops.fused.fused_batch_norm import fused_batch_normalization as reference_fused
 from onnxkit.ops.nn.batch_norm import batch_normalization as reference_batch_normalization
 from onnxkit.ops.nn.batch_norm import batch_normalization_legacy as reference_legacy
@@ -56,7 +57,7 @@ def _affine(x, mean, inv, shift, code, p0, p1, y, lo, hi):
 
 def batch_norm_fast(X, scale, B, mean, var, epsilon, activation="", params=None):
     """The inference fast path, or None for the cases left to the reference kernel."""
-    code = activation_code(activation, params)
+    code, after = split_activation(activation, params)
     if X.dtype not in FLOATS or X.ndim < 2 or X.size == 0 or code is None:
         return None
     c = X.shape[1]
@@ -70,6 +71,8 @@ def batch_norm_fast(X, scale, B, mean, var, epsilon, activation="", params=None)
     act, p0, p1 = code
     affine_planes(x3, mean.astype(work), inv.astype(work), B.astype(work), act, work.type(p0),
                   work.type(p1), Y.reshape(x3.shape))
+    if after is not None:
+        activate_in_place(Y, after)
     return Y
 
 

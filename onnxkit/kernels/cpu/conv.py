@@ -40,13 +40,14 @@ from onnxkit.kernels.cpu._buffers import zeros_read_only
 from onnxkit.kernels.cpu._depthwise import depthwise_conv, depthwise_conv_nhwc, direct_3x3
 from onnxkit.kernels.cpu._epilogue import epilogue_rows
 from onnxkit.kernels.cpu._im2col import im2col, phase_shape, phases
-from onnxkit.kernels.cpu._math import activation_code
+from onnxkit.kernels.cpu._math import split_activation
 from onnxkit.kernels.cpu._tuning import chosen, pick
 from onnxkit.kernels.cpu._winograd import TAG as WINOGRAD_TAG, eligible as winograd_eligible
 from onnxkit.kernels.cpu._winograd import size_rule as winograd_size_rule, winograd_conv
 from onnxkit.kernels.cpu._winograd4 import TAG as WINOGRAD4_TAG
 from onnxkit.kernels.cpu._winograd4 import eligible as winograd4_eligible
 from onnxkit.kernels.cpu._winograd4 import size_rule as winograd4_size_rule, winograd4_conv
+from onnxkit.kernels.cpu.activations import activate_in_place
 from onnxkit.ops.fused.fused_conv import fused_conv as reference_fused_conv
 from onnxkit.ops.nn._windows import geometry
 from onnxkit.ops.nn.conv import conv as reference_conv
@@ -133,7 +134,9 @@ def conv2d(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, pa
     if Z is not None and Z.shape != ((n, m, ow) if one_d else out_shape):
         return None
     Z4 = None if Z is None else Z.reshape(out_shape)
-    code = activation_code(activation, params)
+    code, after = split_activation(activation, params)
+    if after is not None:  # Sigmoid, Tanh, Swish: a pass of their own once Y is done
+        activation, params = "", None
     # what the kernels only read goes to them read-only: one signature per dtype (``read_only``)
     X = read_only(np.ascontiguousarray(X))
     bias = zeros_read_only(m, X.dtype) if B is None else read_only(B)
@@ -153,6 +156,8 @@ def conv2d(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, pa
                  "im2col")
     else:
         Y = _gemm_conv(X, W, B, Z4, group, g, activation, params)
+    if after is not None:
+        activate_in_place(Y, after)
     return Y[:, :, 0, :] if one_d else Y
 
 

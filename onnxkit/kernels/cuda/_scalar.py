@@ -67,6 +67,15 @@ def tanh(x, p0, p1):
     return math.tanh(x)
 
 
+def swish(x, p0, p1):
+    """x * sigmoid(p0 * x) (SiLU for p0 = 1), exp overflowing for neither sign."""
+    v = p0 * x
+    if v >= 0:
+        return x / (1.0 + math.exp(-v))
+    e = math.exp(v)
+    return x * e / (1.0 + e)
+
+
 def softplus(x, p0, p1):
     """log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|))."""
     return max(x, 0.0) + math.log1p(math.exp(-abs(x)))
@@ -282,6 +291,7 @@ ACTIVATIONS = {
     "Clip": (clip, -INF, INF),
     "HardSigmoid": (hard_sigmoid, 0.2, 0.5),
     "HardSwish": (hard_swish, 0.0, 0.0),
+    "Swish": (swish, 1.0, 0.0),
     "Elu": (elu, 1.0, 0.0),
     "Gelu": (gelu, 0.0, 0.0),
     "GeluTanh": (gelu_tanh, 0.0, 0.0),

@@ -38,6 +38,7 @@ ACTIVATIONS = {
     "HardSigmoid": (lambda x, p: standard("HardSigmoid", 22)(x, alpha=p[0], beta=p[1]),
                     ("alpha", "beta")),
     "HardSwish": (lambda x, p: standard("HardSwish", 22)(x), ()),
+    "Swish": (lambda x, p: standard("Swish", 24)(x, alpha=p[0]), ("alpha",)),
     "Elu": (lambda x, p: standard("Elu", 22)(x, alpha=p[0]), ("alpha",)),
     "Gelu": (lambda x, p: standard("Gelu", 20)(x, approximate="none"), ()),
     "GeluTanh": (lambda x, p: standard("Gelu", 20)(x, approximate="tanh"), ()),

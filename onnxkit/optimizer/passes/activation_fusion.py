@@ -14,9 +14,13 @@
     after:   y = onnxkit.FusedBatchNormalization <epsilon = 1e-5, activation = "Relu"> (...)
              (inference only: one output, per-channel statistics; DenseNet's BN-Relu-Conv)
 
+    before:  c = Conv (x, W, B)                   # SiLU (EfficientNet, YOLO):
+             y = Mul (c, Sigmoid (c))             #   x * sigmoid(x), either input order
+    after:   y = onnxkit.FusedConv <activation = "Swish", activation_params = [1.0]> (x, W, B)
+
 Activations: Relu, LeakyRelu, Sigmoid, Tanh, Clip (constant bounds), HardSigmoid,
-HardSwish, Elu, Gelu (standard or onnxkit). A fused node that already has an activation
-is left alone. See docs/onnxkit-domain.md.
+HardSwish, Elu, Gelu (standard or onnxkit), Swish (opset 24, or x * Sigmoid(x)). A
+fused node that already has an activation is left alone. See docs/onnxkit-domain.md.
 """
 
 from __future__ import annotations
@@ -33,10 +37,10 @@ FLOAT32_MAX = float(np.finfo(np.float32).max)
 ACTIVATIONS = {
     ("Relu", ""): (), ("LeakyRelu", ""): ("alpha",), ("Sigmoid", ""): (), ("Tanh", ""): (),
     ("Clip", ""): (), ("HardSigmoid", ""): ("alpha", "beta"), ("HardSwish", ""): (),
-    ("Elu", ""): ("alpha",), ("Gelu", ""): (), ("Gelu", "onnxkit"): (),
+    ("Elu", ""): ("alpha",), ("Gelu", ""): (), ("Gelu", "onnxkit"): (), ("Swish", ""): ("alpha",),
 }
 DEFAULTS = {("LeakyRelu", "alpha"): 0.01, ("HardSigmoid", "alpha"): 0.2, ("HardSigmoid", "beta"): 0.5,
-            ("Elu", "alpha"): 1.0}
+            ("Elu", "alpha"): 1.0, ("Swish", "alpha"): 1.0}
 # the node that the activation follows -> the fused operator
 BASES = {"Conv": "FusedConv", "Gemm": "FusedGemm", "MatMul": "FusedMatMul",
          "BatchNormalization": "FusedBatchNormalization",
@@ -48,6 +52,8 @@ KEPT = {"BatchNormalization": ("epsilon",)}
 
 def activation_of(g, act) -> tuple[str, list[float]] | str:
     """(activation name, params) of an activation node, or why it cannot be fused."""
+    if act.op_type == "Mul":  # the SiLU rule's x * Sigmoid(x)
+        return "Swish", [1.0]
     if act.op_type == "Clip":
         if g.opsets.get("", 0) < 11:
             return "Clip", [float(attr(act, "min", -FLOAT32_MAX)), float(attr(act, "max", FLOAT32_MAX))]
@@ -106,5 +112,16 @@ def _rule(base_type: str, act_type: str, act_domain: str) -> RewriteRule:
     return RewriteRule(f"{base_type}+{act_type}", pattern, _rewrite, _check, _detail)
 
 
-RULES = tuple(_rule(b, a, d) for b in BASES for (a, d) in ACTIVATIONS)
+def _silu_rule(base_type: str) -> RewriteRule:
+    base_domain = "onnxkit" if base_type.startswith("Fused") else ""
+
+    def pattern(op, x):
+        base = getattr(op, base_type)(x, _allow_other_inputs=True, _domain=base_domain, _name="base")
+        return op.Mul(base, op.Sigmoid(base), _name="act")
+
+    return RewriteRule(f"{base_type}+SiLU", pattern, _rewrite, _check, _detail)
+
+
+RULES = (tuple(_rule(b, a, d) for b in BASES for (a, d) in ACTIVATIONS)
+         + tuple(_silu_rule(b) for b in BASES))
 PASS = RulePass("activation_fusion", RULES, __doc__)
