@@ -19,8 +19,9 @@
         columns each with its product and epilogue in cache (``_banded.pointwise_bands``),
         whichever ran faster for this layer (``_tuning``)
 
-1-D convolutions run as 2-D ones of height 1. Other shapes (3-D and up, non-float
-dtypes) run the reference kernel.
+1-D convolutions run as 2-D ones of height 1. 3-D and up (``conv_nd``): per image, the
+columns by one numpy copy per kernel tap, one BLAS product per group on the Numba
+threads, then the epilogue. Non-float dtypes run the reference kernel.
 https://onnx.ai/onnx/operators/onnx__Conv.html
 """
 
@@ -49,7 +50,7 @@ from onnxkit.kernels.cpu._winograd4 import eligible as winograd4_eligible
 from onnxkit.kernels.cpu._winograd4 import size_rule as winograd4_size_rule, winograd4_conv
 from onnxkit.kernels.cpu.activations import activate_in_place
 from onnxkit.ops.fused.fused_conv import fused_conv as reference_fused_conv
-from onnxkit.ops.nn._windows import geometry
+from onnxkit.ops.nn._windows import geometry, pad_for_windows, tap_slices
 from onnxkit.ops.nn.conv import conv as reference_conv
 from onnxkit.ops.registry import op
 from onnxkit.runtime.limits import check_allocation
@@ -64,7 +65,7 @@ _TRANSFORMED = {"winograd": WINOGRAD_TAG, "winograd4": WINOGRAD4_TAG}  # weights
 
 
 def _supported(X, W, B, Z, group, kernel_shape) -> bool:
-    if X.dtype not in FLOATS or W.dtype != X.dtype or X.ndim not in (3, 4) or W.ndim != X.ndim:
+    if X.dtype not in FLOATS or W.dtype != X.dtype or X.ndim < 3 or W.ndim != X.ndim:
         return False
     if B is not None and (B.dtype != X.dtype or B.shape != (W.shape[0],)):
         return False
@@ -286,11 +287,45 @@ def _gemm_conv(X, W, B, Z4, group, g, activation, params):
     return epilogue_rows(rows, B, zrows, activation, params).reshape(out_shape)
 
 
+def conv_nd(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, params):
+    """3-D and up: columns (C, taps, positions) by one strided numpy copy per kernel tap,
+    one product per image and group (``matmul``, on the Numba threads: the reference's
+    ``np.matmul`` gets one BLAS thread during a run), the epilogue over the whole output.
+    None when Z's shape is not the output's (the reference reports it)."""
+    g = _geometry(X.shape[2:], W.shape[2:], _key(strides), _key(dilations), _key(pads), auto_pad)
+    n, c = X.shape[:2]
+    m = W.shape[0]
+    out_shape = (n, m) + tuple(g.out)
+    if Z is not None and Z.shape != out_shape:
+        return None
+    taps, positions = int(np.prod(g.kernel)), int(np.prod(g.out))
+    check_allocation((c * taps, positions), X.dtype, "Conv im2col columns")
+    cols = empty((c, taps, positions), X.dtype)
+    Y = empty(out_shape, X.dtype)
+    weights = np.ascontiguousarray(W).reshape(group, m // group, -1)
+    for i in range(n):
+        xp = pad_for_windows(X[i:i + 1], g)[0]
+        for t, tap in enumerate(np.ndindex(*g.kernel)):
+            np.copyto(cols[:, t].reshape((c,) + tuple(g.out)), xp[tap_slices(g, tap)[1:]])
+        src = cols.reshape(group, -1, positions)
+        if group == 1:
+            matmul(weights[0], src[0], Y[i].reshape(m, positions))
+        else:
+            matmul(weights, src, Y[i].reshape(group, m // group, positions))
+    rows = Y.reshape(n * m, positions)
+    zrows = None if Z is None else np.ascontiguousarray(Z).reshape(n * m, positions)
+    return epilogue_rows(rows, B, zrows, activation, params).reshape(out_shape)
+
+
+def _by_rank(X):
+    return conv2d if X.ndim <= 4 else conv_nd
+
+
 @op("Conv", 1, 11, 22, registry=CPU)
 def conv(X, W, B=None, *, auto_pad="NOTSET", dilations=None, group=1, kernel_shape=None,
          pads=None, strides=None):
     if _supported(X, W, B, None, group, kernel_shape):
-        Y = conv2d(X, W, B, None, auto_pad, dilations, group, pads, strides, "", None)
+        Y = _by_rank(X)(X, W, B, None, auto_pad, dilations, group, pads, strides, "", None)
         if Y is not None:
             return Y
     return reference_conv(X, W, B, auto_pad=auto_pad, dilations=dilations, group=group,
@@ -301,8 +336,8 @@ def conv(X, W, B=None, *, auto_pad="NOTSET", dilations=None, group=1, kernel_sha
 def fused_conv(X, W, B=None, Z=None, *, auto_pad="NOTSET", dilations=None, group=1,
                kernel_shape=None, pads=None, strides=None, activation="", activation_params=None):
     if _supported(X, W, B, Z, group, kernel_shape):
-        Y = conv2d(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation,
-                   activation_params)
+        Y = _by_rank(X)(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation,
+                        activation_params)
         if Y is not None:
             return Y
     return reference_fused_conv(X, W, B, Z, auto_pad=auto_pad, dilations=dilations, group=group,
