@@ -1,4 +1,4 @@
-"""3-D convolutions on the ``cpu`` executor (``conv.conv_nd``): columns per kernel tap, the
+"""3-D convolutions (``conv.conv_nd``) and ConvTranspose on the ``cpu`` executor: columns per kernel tap, the
 products on the Numba threads, the epilogue. Oracle: onnxruntime on the unfused model
 (onnx.reference for float64, which onnxruntime's Conv does not take)."""
 
@@ -66,3 +66,39 @@ def test_conv_3d_runs_the_cpu_kernel_not_the_reference(monkeypatch):
                         np.lib.stride_tricks.sliding_window_view(x, (2, 2, 2), axis=(2, 3, 4))
                         [:, :, ::2, ::2, ::2], w)
     np.testing.assert_allclose(y, by_hand, rtol=1e-5, atol=1e-5)
+
+
+TRANSPOSED = [  # (id, X shape, W shape, ConvTranspose attributes)
+    ("stride 2, pads", (1, 6, 5, 7), (6, 4, 4, 4), "<strides = [2, 2], pads = [1, 1, 1, 1]>"),
+    ("groups, dilations, output_padding", (2, 4, 4, 5), (4, 3, 3, 2),
+     "<group = 2, dilations = [2, 1], strides = [2, 3], output_padding = [1, 2]>"),
+    ("output_shape, SAME_LOWER", (1, 3, 4, 4), (3, 2, 3, 3),
+     '<strides = [2, 2], output_shape = [9, 9], auto_pad = "SAME_LOWER">'),
+    ("1-D", (1, 3, 7), (3, 2, 3), "<strides = [2]>"),
+    ("3-D", (1, 2, 3, 4, 3), (2, 3, 2, 2, 2), "<strides = [2, 1, 2]>"),
+]
+
+
+@pytest.mark.parametrize("case", TRANSPOSED, ids=lambda c: c[0])
+def test_conv_transpose_matches_onnxruntime(case, monkeypatch):
+    from onnxkit.kernels.cpu import conv_transpose
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the reference kernel ran")
+
+    monkeypatch.setattr(conv_transpose, "reference_conv_transpose", refuse)
+    _, xs, ws, attrs = case
+    m = onnx.parser.parse_model(f"""<ir_version: 8, opset_import: ["" : 17]>
+        g (float{list(xs)} x) => (float y) {{ y = ConvTranspose {attrs} (x, W, B) }}""")
+    rng = np.random.default_rng(sum(xs) + sum(ws))
+    group = 2 if "group" in attrs else 1
+    m.graph.initializer.extend([
+        onnx.numpy_helper.from_array(rng.standard_normal(ws).astype(np.float32), "W"),
+        onnx.numpy_helper.from_array(rng.standard_normal(ws[1] * group).astype(np.float32),
+                                     "B")])
+    x = rng.standard_normal(xs).astype(np.float32)
+    expected = ort.InferenceSession(m.SerializeToString(),
+                                    providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    got = onnxkit.Session(m, executor="cpu").run(None, {"x": x})[0]
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)

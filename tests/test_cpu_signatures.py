@@ -18,14 +18,16 @@ import itertools
 import numpy as np
 import pytest
 
-from onnxkit.kernels.cpu import (activations, attention, batch_norm, conv, gemm, layer_norm,
-                                 load_cpu_kernels, matmul, pool, reduce_mean, resize, softmax)
+from onnxkit.kernels.cpu import (activations, attention, batch_norm, conv, conv_transpose, gemm,
+                                 layer_norm, load_cpu_kernels, matmul, pool, reduce_mean, resize,
+                                 softmax)
 from onnxkit.kernels.cpu._math import RELU
 from onnxkit.kernels.cpu.warm import warm
 from onnxkit.ops.fused.attention import attention as reference_attention
 from onnxkit.ops.fused.fused_conv import fused_conv as reference_fused_conv
 from onnxkit.ops.fused.layer_norm import skip_layer_normalization as reference_skip_layer_norm
 from onnxkit.ops.nn.batch_norm import batch_normalization as reference_batch_norm
+from onnxkit.ops.nn.conv_transpose import conv_transpose as reference_conv_transpose
 from onnxkit.ops.nn.pool import average_pool as reference_average_pool
 from tests.cpu_signatures import added_since, kernel_signatures
 
@@ -74,6 +76,10 @@ def _cases():
             lambda X, W, B, Z: reference_fused_conv(X, W, B, Z, activation="Relu"),
             [_f32(rng, 1, 4, 48, 48), _f32(rng, 6, 4, 1, 1), _f32(rng, 6),
              _f32(rng, 1, 6, 48, 48)]),
+        "conv transpose": (
+            lambda X, W, B: conv_transpose.conv_transpose(X, W, B, strides=[2, 2], group=2),
+            lambda X, W, B: reference_conv_transpose(X, W, B, strides=[2, 2], group=2),
+            [x, _f32(rng, 4, 3, 4, 4), _f32(rng, 6)]),
         "gemm": (lambda A, B, C: gemm.gemm(A, B, C, transB=1),
                  lambda A, B, C: A @ B.T + C,
                  [_f32(rng, 3, 5), _f32(rng, 4, 5), _f32(rng, 4)]),

@@ -6,11 +6,13 @@ so the two executors always give the same answers.
 
 | module          | operators                                                        |
 |-----------------|------------------------------------------------------------------|
-| conv            | Conv, onnxkit::FusedConv (im2col or Winograd + BLAS; depthwise)  |
+| conv            | Conv, onnxkit::FusedConv (im2col or Winograd + BLAS; depthwise; 3-D) |
+| conv_transpose  | ConvTranspose (BLAS + a Numba col2im for 2-D)                     |
 | gemm, matmul    | Gemm, MatMul, onnxkit::FusedGemm / FusedMatMul (BLAS + epilogue) |
 | pool            | MaxPool, AveragePool                                             |
 | batch_norm      | BatchNormalization (inference), onnxkit::FusedBatchNormalization |
-| activations     | Relu, LeakyRelu, Clip, HardSigmoid, HardSwish, Gelu, Erf         |
+| activations     | Relu, LeakyRelu, Clip, HardSigmoid, HardSwish, Gelu, Erf,        |
+|                 | Sigmoid, Tanh, Swish                                             |
 | binary          | Add, Sub, Mul, Div, Sum                                          |
 | softmax         | Softmax                                                          |
 | layer_norm      | LayerNormalization, onnxkit::LayerNormalization / SkipLayerNormalization |

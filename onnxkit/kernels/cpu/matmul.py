@@ -3,6 +3,8 @@
     Y = activation(A @ B + Bias)       (MatMul: no bias, no activation)
 
     A (..., M, K) @ B (K, N), A contiguous:  one BLAS call on A seen as (prod(...) * M, K)
+    A (..., M, K) @ B (..., K, N), the same leading axes (or B's all 1):
+                                             one batch of products on the Numba threads
     other batched shapes:                    numpy.matmul into a reused buffer
     Bias of shape (N,) and the activation:   one pass after the product (``_epilogue``)
 
@@ -45,6 +47,11 @@ def matmul_fast(A, B, Bias=None, activation="", params=None):
     Y = empty(out_shape, A.dtype)
     if B.ndim == 2 and A.flags.c_contiguous:
         blas_matmul(A.reshape(-1, k), B, Y.reshape(-1, n))
+    elif len(lead) > 1 and A.shape[:-2] == lead and B.shape[:-2] in (lead, (1,) * len(lead)):
+        # 4-D and up (attention's Q @ K^T unfused): one batch, not numpy's matmul, which
+        # gets one BLAS thread during a run (4x8x256x64 @ 4x8x64x256: 3.57 -> 1.53 ms)
+        b = B.reshape(B.shape[-2:]) if B.shape[:-2] != lead else B.reshape((-1,) + B.shape[-2:])
+        blas_matmul(A.reshape((-1,) + A.shape[-2:]), b, Y.reshape((-1,) + Y.shape[-2:]))
     else:
         blas_matmul(A, B, Y)
     bias = None if Bias is None else np.ascontiguousarray(Bias.reshape(n))

@@ -37,8 +37,9 @@ def _constant(a: np.ndarray) -> np.ndarray:
 
 def _calls(dtype):
     """(what, thunk) pairs covering the kernels' code paths for one float dtype."""
-    from onnxkit.kernels.cpu import (activations, attention, batch_norm, binary, conv, gemm,
-                                     layer_norm, matmul, pool, reduce_mean, resize, softmax)
+    from onnxkit.kernels.cpu import (activations, attention, batch_norm, binary, conv,
+                                     conv_transpose, gemm, layer_norm, matmul, pool,
+                                     reduce_mean, resize, softmax)
 
     rng = np.random.default_rng(0)
 
@@ -79,6 +80,9 @@ def _calls(dtype):
         ("depthwise NHWC + Z", lambda: conv.fused_conv(r(1, 32, 5, 5), c(32, 1, 5, 5), c(32),
                                                        r(1, 32, 5, 5), group=32,
                                                        pads=[2, 2, 2, 2])),
+        ("conv transpose", lambda: conv_transpose.conv_transpose(x, c(4, 3, 4, 4), c(6),
+                                                                 strides=[2, 2], group=2)),
+        ("conv transpose no bias", lambda: conv_transpose.conv_transpose(x, c(4, 3, 2, 2))),
         ("gemm", lambda: gemm.fused_gemm(r(3, 5), c(4, 5), c(4), transB=1, activation="Relu")),
         ("gemm C matrix", lambda: gemm.gemm(r(3, 5), r(5, 4), r(3, 4))),
         ("matmul", lambda: matmul.fused_matmul(r(2, 3, 5), c(5, 4), c(4), activation="Gelu")),
