@@ -9,6 +9,7 @@ so the two executors always give the same answers.
 | conv            | Conv, onnxkit::FusedConv (im2col or Winograd + BLAS; depthwise; 3-D) |
 | conv_transpose  | ConvTranspose (BLAS + a Numba col2im for 2-D)                     |
 | gemm, matmul    | Gemm, MatMul, onnxkit::FusedGemm / FusedMatMul (BLAS + epilogue) |
+| einsum          | Einsum of two operands (one batched BLAS product)                |
 | pool            | MaxPool, AveragePool                                             |
 | batch_norm      | BatchNormalization (inference), onnxkit::FusedBatchNormalization |
 | activations     | Relu, LeakyRelu, Clip, HardSigmoid, HardSwish, Gelu, Erf,        |

@@ -38,7 +38,7 @@ def _constant(a: np.ndarray) -> np.ndarray:
 def _calls(dtype):
     """(what, thunk) pairs covering the kernels' code paths for one float dtype."""
     from onnxkit.kernels.cpu import (activations, attention, batch_norm, binary, conv,
-                                     conv_transpose, gemm, layer_norm, matmul, pool,
+                                     conv_transpose, einsum, gemm, layer_norm, matmul, pool,
                                      reduce_mean, resize, softmax)
 
     rng = np.random.default_rng(0)
@@ -87,6 +87,8 @@ def _calls(dtype):
         ("gemm C matrix", lambda: gemm.gemm(r(3, 5), r(5, 4), r(3, 4))),
         ("matmul", lambda: matmul.fused_matmul(r(2, 3, 5), c(5, 4), c(4), activation="Gelu")),
         ("matmul batched", lambda: matmul.matmul(r(2, 3, 5), r(2, 5, 4))),
+        ("matmul 4-D", lambda: matmul.matmul(r(2, 2, 3, 5), r(2, 2, 5, 4))),
+        ("einsum", lambda: einsum.einsum(r(2, 3, 4), r(2, 5, 4), equation="bqd,bkd->bqk")),
         ("max pool", lambda: pool.max_pool(x, kernel_shape=[3, 3], pads=[1, 1, 1, 1], ctx=_Ctx)),
         ("max pool s2", lambda: pool.max_pool(x, kernel_shape=[3, 3], strides=[2, 2], ctx=_Ctx)),
         ("average pool", lambda: pool.average_pool(x, kernel_shape=[2, 2])),

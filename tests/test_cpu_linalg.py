@@ -1,0 +1,67 @@
+"""Einsum of two operands and MatMul of 4-D operands on the ``cpu`` executor: one batch
+of products on the Numba threads. Oracle: numpy's einsum / matmul in float64."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+
+import onnxkit
+from onnxkit.kernels.cpu import einsum as cpu_einsum
+
+EQUATIONS = [  # (equation, shapes)
+    ("bhqd,bhkd->bhqk", [(2, 3, 5, 4), (2, 3, 6, 4)]),
+    ("ij,jk->ik", [(5, 7), (7, 3)]),
+    ("bij,jk->bki", [(2, 5, 7), (7, 3)]),            # output transposed
+    ("ijk,ikl->lj", [(3, 4, 5), (3, 5, 2)]),         # two contracted labels
+    ("ab,cd->abcd", [(2, 3), (4, 5)]),               # outer product
+    ("abc,cb->a", [(4, 3, 5), (5, 3)]),
+    ("ij,ij->", [(3, 4), (3, 4)]),                   # full contraction
+    ("ijx,jky->ki", [(3, 4, 2), (4, 5, 6)]),         # x, y summed out first
+    ("i j,j k -> i k", [(2, 3), (3, 4)]),            # spaces
+]
+
+
+@pytest.mark.parametrize("equation, shapes", EQUATIONS, ids=[e for e, _ in EQUATIONS])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_two_operand_einsum_matches_numpy(equation, shapes, dtype, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("the reference kernel ran")
+
+    monkeypatch.setattr(cpu_einsum, "reference_einsum", refuse)
+    rng = np.random.default_rng(len(equation))
+    a, b = (rng.standard_normal(s).astype(dtype) for s in shapes)
+    got = cpu_einsum.einsum(a, b, equation=equation)
+    expected = np.einsum(equation.replace(" ", ""), a.astype(np.float64), b.astype(np.float64))
+    assert got.dtype == dtype and got.shape == expected.shape
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, expected, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("equation, shapes", [
+    ("ii->i", [(3, 3)]),                               # one operand, a diagonal
+    ("...ij,...jk->...ik", [(2, 3, 4), (2, 4, 5)]),    # ellipsis
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),        # three operands
+    ("ij,jk->ik", [(2, 3), (1, 4)]),                   # sizes that do not match
+])
+def test_other_equations_go_to_the_reference(equation, shapes):
+    rng = np.random.default_rng(1)
+    ops = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    if len(ops) == 2:
+        assert cpu_einsum.einsum_fast(*ops, equation) is None
+    if equation == "ij,jk->ik":
+        return  # the reference reports the mismatch
+    np.testing.assert_allclose(cpu_einsum.einsum(*ops, equation=equation),
+                               np.einsum(equation, *ops), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("b_shape", [(2, 3, 4, 5), (1, 1, 4, 5)])
+def test_matmul_of_4d_operands(b_shape):
+    m = onnx.parser.parse_model(f"""<ir_version: 8, opset_import: ["" : 17]>
+        g (float[2,3,6,4] a, float{list(b_shape)} b) => (float y) {{ y = MatMul (a, b) }}""")
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((2, 3, 6, 4)).astype(np.float32)
+    b = rng.standard_normal(b_shape).astype(np.float32)
+    got = onnxkit.Session(m, executor="cpu").run(None, {"a": a, "b": b})[0]
+    np.testing.assert_allclose(got, np.matmul(a.astype(np.float64), b), rtol=1e-5, atol=1e-5)
