@@ -54,6 +54,29 @@ def test_run_bad_input_is_a_clear_error(model_path, tmp_path, capsys):
     assert "expects tensor(float)" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("runtime", ["onnxruntime", "onnx.reference", "cpu"])
+def test_run_compare_with_another_runtime(model_path, runtime, capsys):
+    assert main(["run", model_path, "--dim", "N=3", "--compare", runtime]) == 0
+    out = capsys.readouterr().out
+    assert f"compare with {runtime}" in out
+    assert "ok   y: max |diff| 0" in out and "ok   z: max |diff| 0" in out
+
+
+def test_run_compare_reports_a_difference_and_fails(model_path, monkeypatch, capsys):
+    from onnxkit.conformance import backends
+
+    def off_by_one(model, feeds_list):  # a runtime whose z is wrong by 1
+        x = feeds_list[0]["x"]
+        return [[np.maximum(x, 0), np.maximum(x, 0) + x + 1]]
+
+    monkeypatch.setattr(backends, "resolve_backend", lambda name: off_by_one)
+    assert main(["run", model_path, "--compare", "broken"]) == 1
+    out = capsys.readouterr().out
+    assert "ok   y: max |diff| 0" in out
+    assert "DIFF z: max |diff| 1 " in out
+    assert "1 of 2 outputs differ from broken beyond the tolerance" in out
+
+
 def test_conformance_writes_report(tmp_path, capsys):
     out = tmp_path / "report"
     assert main(["conformance", "--backend", "reference", "-k", "^test_relu$", "-j", "1",

@@ -1,4 +1,10 @@
-"""``onnxkit run model.onnx --input x=x.npy``: run a model, save or summarize its outputs."""
+"""``onnxkit run model.onnx --input x=x.npy``: run a model, save or summarize its outputs.
+
+``--compare RUNTIME`` runs the same inputs on another runtime (``onnxruntime``,
+``onnx.reference``, another onnxkit executor, an onnx Backend module) and reports each
+output's largest difference; the exit status is 1 when one is beyond ``--rtol`` /
+``--atol`` (numpy's ``allclose``: |got - expected| <= atol + rtol * |expected|).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ import time
 import numpy as np
 
 from onnxkit.cli.info import add_arguments as add_model_arguments, model_argument
+from onnxkit.conformance.compare import assert_outputs_close
 from onnxkit.errors import InputError
 from onnxkit.inputs import random_feeds
 from onnxkit.runtime.executors import executor_names
@@ -24,6 +31,11 @@ def add_arguments(parser) -> None:
     parser.add_argument("--level", "-O", type=int, default=0, help="optimization level 0-3")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     parser.add_argument("--output-dir", "-o", help="save each output as NAME.npy here")
+    parser.add_argument("--compare", metavar="RUNTIME",
+                        help="also run on RUNTIME (onnxruntime, onnx.reference, an onnxkit "
+                             "executor, an onnx Backend module) and compare the outputs")
+    parser.add_argument("--rtol", type=float, default=1e-4, help="with --compare (default 1e-4)")
+    parser.add_argument("--atol", type=float, default=1e-5, help="with --compare (default 1e-5)")
 
 
 def _pairs(items: list[str], what: str) -> dict[str, str]:
@@ -73,4 +85,54 @@ def main(args) -> int:
         if args.output_dir:
             os.makedirs(args.output_dir, exist_ok=True)
             np.save(os.path.join(args.output_dir, f"{name.replace('/', '_')}.npy"), value)
+    if args.compare:
+        return compare(path, feeds, names, outputs, args.compare, args.rtol, args.atol)
     return 0
+
+
+def _difference(expected, got, rtol: float, atol: float) -> tuple[bool, str]:
+    """(within tolerance, what differs) for one output."""
+    if not (isinstance(expected, np.ndarray) and isinstance(got, np.ndarray)
+            and expected.dtype.kind in "biuf" and got.dtype.kind in "biuf"):
+        try:
+            assert_outputs_close([expected], [got], rtol, atol)
+        except AssertionError as exc:
+            return False, str(exc).strip().splitlines()[0]
+        return True, "equal"
+    if got.shape != expected.shape or got.dtype != expected.dtype:
+        return False, (f"{got.dtype}{list(got.shape)} where {expected.dtype}"
+                       f"{list(expected.shape)} was expected")
+    e, g = expected.astype(np.float64), got.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        delta = np.abs(g - e)
+        same_nan = np.isnan(e) & np.isnan(g)
+        delta[same_nan] = 0.0
+    worst = float(np.nanmax(delta)) if delta.size else 0.0
+    scale = float(np.nanmax(np.abs(e))) if e.size else 0.0
+    ok = bool(np.allclose(g, e, rtol=rtol, atol=atol, equal_nan=True))
+    return ok, f"max |diff| {worst:.3g}  max |diff| / max |expected| {worst / (scale or 1.0):.3g}"
+
+
+def compare(path, feeds, names, outputs, runtime: str, rtol: float, atol: float) -> int:
+    """Run ``feeds`` on ``runtime`` too; print each output's difference; 1 if one is off."""
+    import onnx
+
+    from onnxkit.conformance.backends import resolve_backend
+
+    run = resolve_backend(runtime)
+    start = time.perf_counter()
+    expected = run(onnx.load(path), [feeds])[0]
+    took = time.perf_counter() - start
+    print(f"compare with {runtime} (session + run {took * 1e3:.1f} ms)  "
+          f"rtol {rtol:g}  atol {atol:g}")
+    if len(expected) != len(outputs):
+        print(f"  {runtime} gave {len(expected)} outputs, onnxkit {len(outputs)}")
+        return 1
+    bad = 0
+    for name, want, got in zip(names, expected, outputs):
+        ok, detail = _difference(want, got, rtol, atol)
+        bad += not ok
+        print(f"  {'ok  ' if ok else 'DIFF'} {name}: {detail}")
+    if bad:
+        print(f"{bad} of {len(names)} outputs differ from {runtime} beyond the tolerance")
+    return 1 if bad else 0
