@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from onnxkit.kernels.cpu import _banded, _blas, conv
+from onnxkit.kernels.cpu._math import activation_code
 
 pytestmark = pytest.mark.skipif(not _blas.AVAILABLE,
                                 reason="no BLAS library found (oneMKL, numpy's OpenBLAS)")
@@ -123,7 +124,7 @@ def test_pointwise_bands_match_a_direct_convolution(monkeypatch, case, dtype, li
     Z = RNG.standard_normal(want.shape).astype(dtype) if has_z else None
     if has_z:
         want = want + Z
-    code = conv.activation_code(act, [0.0, 6.0] if act == "Clip" else None)
+    code = activation_code(act, [0.0, 6.0] if act == "Clip" else None)
     want = {"Relu": np.maximum(want, 0), "Clip": np.clip(want, 0, 6), "": want}[act]
     Y = conv._pointwise_by_bands(X, W, B, Z, code)
     assert Y.dtype == dtype and Y.shape == want.shape

@@ -676,8 +676,9 @@ def test_a_concat_chain_grows_in_place_and_a_shared_prefix_is_copied():
 
     for _ in range(2):
         actual = sess.run(None, feeds, trace=trace)
-        for want, got in zip(expected, actual):
-            np.testing.assert_array_equal(got, want)
+        for want, got in zip(expected, actual):  # (the cpu Sigmoid is within 2 ulps of the
+            # reference's; a tail written over would be off by whole values)
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=0)
     assert addresses["c2"][0] == addresses["c2"][1]  # grown in x1's buffer
     assert addresses["c3"][0] != addresses["c3"][1]  # x2 reaches past x1: copied
 
