@@ -54,3 +54,15 @@ def test_pointwise_choice_counts_the_layers_by_bands():
                                           "L3: mobilenetv2 2 of 3 by bands)")
     assert _pointwise_choice([_cell("mlp", "cpu-L3", False, [])]) == \
         "the whole-image product (ONNXKIT_CPU_TUNE=0)"
+
+
+def test_zoo_table_marks_a_run_past_the_tolerance():
+    from benchmarks.zoo import _table
+
+    row = {"model": "m", "input": [1, 3, 8, 8], "nodes": 5, "reference L0": 1e-7,
+           "cpu L0": 1e-7, "cpu L1": 2e-3, "cpu L2": 1e-7, "cpu L3": 1e-7,
+           "ort ms": 2.0, "cpu L3 ms": 3.0}
+    lines = _table([row, {"model": "broken:64", "error": "no torchvision model"}]).splitlines()
+    assert lines[2] == ("| m | 1x3x8x8 | 5 | 1.0e-07 | 1.0e-07 | 2.0e-03 **FAIL** | 1.0e-07 | "
+                        "1.0e-07 | 2.00 | 3.00 | 1.50 |")
+    assert lines[3] == "| broken:64 | | | error: no torchvision model |"
