@@ -65,3 +65,41 @@ def test_matmul_of_4d_operands(b_shape):
     b = rng.standard_normal(b_shape).astype(np.float32)
     got = onnxkit.Session(m, executor="cpu").run(None, {"a": a, "b": b})[0]
     np.testing.assert_allclose(got, np.matmul(a.astype(np.float64), b), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("op, gates, attrs", [
+    ("LSTM", 4, 'direction = "bidirectional"'),
+    ("GRU", 3, 'direction = "reverse", linear_before_reset = 1'),
+    ("GRU", 3, 'direction = "bidirectional"'),
+    ("RNN", 1, 'direction = "bidirectional"'),
+])
+def test_recurrent_ops_take_their_products_from_the_cpu_blas(op, gates, attrs, monkeypatch):
+    """LSTM / GRU / RNN with sequence_lens, against onnxruntime; every product through
+    ``recurrent.product`` (counted)."""
+    import onnxruntime as ort
+
+    from onnxkit.kernels.cpu import recurrent
+
+    calls = []
+    product = recurrent.product
+    monkeypatch.setattr(recurrent, "product", lambda a, b: calls.append(1) or product(a, b))
+    dirs = 2 if "bidirectional" in attrs else 1
+    seq, batch, inp, hidden = 7, 3, 5, 6
+    m = onnx.parser.parse_model(f"""<ir_version: 8, opset_import: ["" : 17]>
+        g (float[{seq},{batch},{inp}] x, int32[{batch}] lens) => (float y, float yh) {{
+            y, yh = {op} <hidden_size = {hidden}, {attrs}> (x, W, R, B, lens)
+        }}""")
+    rng = np.random.default_rng(gates)
+    m.graph.initializer.extend([
+        onnx.numpy_helper.from_array(
+            (rng.standard_normal(s) * 0.4).astype(np.float32), name)
+        for name, s in (("W", (dirs, gates * hidden, inp)), ("R", (dirs, gates * hidden, hidden)),
+                        ("B", (dirs, 2 * gates * hidden)))])
+    feeds = {"x": rng.standard_normal((seq, batch, inp)).astype(np.float32),
+             "lens": np.array([7, 4, 1], np.int32)}
+    expected = ort.InferenceSession(m.SerializeToString(),
+                                    providers=["CPUExecutionProvider"]).run(None, feeds)
+    got = onnxkit.Session(m, executor="cpu").run(None, feeds)
+    for e, g in zip(expected, got):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
+    assert len(calls) >= dirs * (seq + 1)  # one input projection and one per step

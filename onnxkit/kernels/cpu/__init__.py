@@ -10,6 +10,7 @@ so the two executors always give the same answers.
 | conv_transpose  | ConvTranspose (BLAS + a Numba col2im for 2-D)                     |
 | gemm, matmul    | Gemm, MatMul, onnxkit::FusedGemm / FusedMatMul (BLAS + epilogue) |
 | einsum          | Einsum of two operands (one batched BLAS product)                |
+| recurrent       | LSTM, GRU, RNN (the reference's loop, BLAS products)             |
 | pool            | MaxPool, AveragePool                                             |
 | batch_norm      | BatchNormalization (inference), onnxkit::FusedBatchNormalization |
 | activations     | Relu, LeakyRelu, Clip, HardSigmoid, HardSwish, Gelu, Erf,        |

@@ -16,15 +16,15 @@ import numpy as np
 
 from onnxkit.ops.registry import op
 from onnxkit.ops.rnn._activations import per_direction
-from onnxkit.ops.rnn._recurrent import (clipper, num_directions, run_recurrent, split_bias,
-                                        working_dtype)
+from onnxkit.ops.rnn._recurrent import (clipper, num_directions, project_steps, run_recurrent,
+                                        split_bias, working_dtype)
 
 
-@op("LSTM", 1, 7, 14, 22)
-def lstm(X, W, R, B=None, sequence_lens=None, initial_h=None, initial_c=None, P=None, *,
-         activation_alpha=None, activation_beta=None, activations=("Sigmoid", "Tanh", "Tanh"),
-         clip=None, direction="forward", hidden_size=None, input_forget=0, layout=0,
-         output_sequence=0):
+def run_lstm(product, X, W, R, B, sequence_lens, initial_h, initial_c, P, activation_alpha,
+             activation_beta, activations, clip, direction, hidden_size, input_forget, layout,
+             output_sequence):
+    """LSTM with ``product(a, b)`` for its matrix products (the cpu executor passes
+    its threaded BLAS product; the reference, ``np.matmul``)."""
     dtype = working_dtype(X)
     n_dirs = num_directions(direction, W)
     hidden = R.shape[-1]
@@ -36,11 +36,15 @@ def lstm(X, W, R, B=None, sequence_lens=None, initial_h=None, initial_c=None, P=
         weights.append((W[d].astype(dtype).T, R[d].astype(dtype).T,
                         sum(split_bias(B, d, 4, hidden, dtype)), np.split(peep, 3)))
 
-    def cell(d, x, states):
+    def project(d, x):  # X_t W^T + Wb + Rb, for every step at once
+        w, _, bias, _ = weights[d]
+        return project_steps(x, w, product) + bias
+
+    def cell(d, x_term, states):
         h_prev, c_prev = states
-        w, r, bias, (p_i, p_o, p_f) = weights[d]
+        _, r, _, (p_i, p_o, p_f) = weights[d]
         f, g, h = funcs[d]
-        gates = x @ w + h_prev @ r + bias
+        gates = x_term + product(h_prev, r)
         pre_i, pre_o, pre_f, pre_c = np.split(gates, 4, axis=-1)
         i = f(bound(pre_i + p_i * c_prev))
         forget = 1 - i if input_forget else f(bound(pre_f + p_f * c_prev))
@@ -49,4 +53,12 @@ def lstm(X, W, R, B=None, sequence_lens=None, initial_h=None, initial_c=None, P=
         return o * h(c), c
 
     return run_recurrent(X, sequence_lens, [initial_h, initial_c], n_dirs, hidden, direction,
-                         layout, cell)
+                         layout, cell, project)
+
+
+@op("LSTM", 1, 7, 14, 22)
+def lstm(X, W, R, B=None, sequence_lens=None, initial_h=None, initial_c=None, P=None, *,
+         activation_alpha=None, activation_beta=None, activations=("Sigmoid", "Tanh", "Tanh"),
+         clip=None, direction="forward", hidden_size=None, input_forget=0, layout=0,
+         output_sequence=0):
+    return run_lstm(np.matmul, **locals())
