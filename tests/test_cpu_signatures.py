@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 from onnxkit.kernels.cpu import (activations, attention, batch_norm, conv, conv_transpose, gemm,
-                                 layer_norm, load_cpu_kernels, matmul, pool, reduce_mean, resize,
-                                 softmax)
+                                 instance_norm, layer_norm, load_cpu_kernels, matmul, pool,
+                                 reduce_mean, resize, softmax)
 from onnxkit.kernels.cpu._math import RELU
 from onnxkit.kernels.cpu.warm import warm
 from onnxkit.ops.fused.attention import attention as reference_attention
@@ -109,6 +109,8 @@ def _cases():
         "resize": (lambda X: resize.resize(X, None, np.array([1, 1, 2, 2], np.float32),
                                            mode="linear"),
                    lambda X: _bilinear_2x(X), [x]),
+        "instance norm": (instance_norm.instance_normalization, instance_norm.reference,
+                          [x, _f32(rng, 4), _f32(rng, 4)]),
         "batch norm": (batch_norm.batch_normalization, reference_batch_norm,
                        [x, _f32(rng, 4), _f32(rng, 4), _f32(rng, 4),
                         np.abs(_f32(rng, 4)) + 0.5]),

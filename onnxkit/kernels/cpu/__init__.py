@@ -13,6 +13,7 @@ so the two executors always give the same answers.
 | recurrent       | LSTM, GRU, RNN (the reference's loop, BLAS products)             |
 | pool            | MaxPool, AveragePool                                             |
 | batch_norm      | BatchNormalization (inference), onnxkit::FusedBatchNormalization |
+| instance_norm   | InstanceNormalization                                            |
 | activations     | Relu, LeakyRelu, Clip, HardSigmoid, HardSwish, Gelu, Erf,        |
 |                 | Sigmoid, Tanh, Swish                                             |
 | binary          | Add, Sub, Mul, Div, Sum                                          |

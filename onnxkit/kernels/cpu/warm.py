@@ -38,8 +38,8 @@ def _constant(a: np.ndarray) -> np.ndarray:
 def _calls(dtype):
     """(what, thunk) pairs covering the kernels' code paths for one float dtype."""
     from onnxkit.kernels.cpu import (activations, attention, batch_norm, binary, conv,
-                                     conv_transpose, einsum, gemm, layer_norm, matmul, pool,
-                                     reduce_mean, resize, softmax)
+                                     conv_transpose, einsum, gemm, instance_norm, layer_norm,
+                                     matmul, pool, reduce_mean, resize, softmax)
 
     rng = np.random.default_rng(0)
 
@@ -95,6 +95,7 @@ def _calls(dtype):
         ("average pool s2", lambda: pool.average_pool(x, kernel_shape=[2, 2], strides=[2, 2])),
         ("batch norm", lambda: batch_norm.fused_batch_normalization(
             x, c(4), c(4), c(4), _constant(np.abs(r(4))), activation="Relu")),
+        ("instance norm", lambda: instance_norm.instance_normalization(x, c(4), c(4))),
         ("relu", lambda: activations.relu(x)),
         ("clip", lambda: activations.clip(x, np.array(0, dtype), np.array(6, dtype))),
         ("leaky relu", lambda: activations.leaky_relu(x)),

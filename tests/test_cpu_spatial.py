@@ -1,6 +1,8 @@
-"""3-D convolutions (``conv.conv_nd``) and ConvTranspose on the ``cpu`` executor: columns per kernel tap, the
-products on the Numba threads, the epilogue. Oracle: onnxruntime on the unfused model
-(onnx.reference for float64, which onnxruntime's Conv does not take)."""
+"""Spatial kernels that replaced reference fallbacks on the ``cpu`` executor: 3-D
+convolutions (``conv.conv_nd``: columns per kernel tap, the products on the Numba
+threads, the epilogue), ConvTranspose and InstanceNormalization. Oracle: onnxruntime
+on the unfused model (onnx.reference for float64, which onnxruntime's Conv does not
+take)."""
 
 from __future__ import annotations
 
@@ -102,3 +104,32 @@ def test_conv_transpose_matches_onnxruntime(case, monkeypatch):
     got = onnxkit.Session(m, executor="cpu").run(None, {"x": x})[0]
     assert got.shape == expected.shape
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 5, 7), (1, 4, 3, 4, 5), (2, 2, 9)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_instance_normalization_matches_onnxruntime(shape, dtype, monkeypatch):
+    from onnxkit.kernels.cpu import instance_norm
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the reference kernel ran")
+
+    monkeypatch.setattr(instance_norm, "reference", refuse)
+    t = "float" if dtype == np.float32 else "double"
+    m = onnx.parser.parse_model(f"""<ir_version: 8, opset_import: ["" : 17]>
+        g ({t}{list(shape)} x) => ({t} y) {{
+            y = InstanceNormalization <epsilon = 0.01> (x, s, b) }}""")
+    rng = np.random.default_rng(len(shape))
+    m.graph.initializer.extend([
+        onnx.numpy_helper.from_array(rng.standard_normal(shape[1]).astype(dtype), "s"),
+        onnx.numpy_helper.from_array(rng.standard_normal(shape[1]).astype(dtype), "b")])
+    x = (rng.standard_normal(shape) * 3 + 5).astype(dtype)  # an offset: var from x - mean
+    if dtype == np.float32:
+        expected = ort.InferenceSession(m.SerializeToString(),
+                                        providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    else:
+        expected = ReferenceEvaluator(m).run(None, {"x": x})[0]
+    got = onnxkit.Session(m, executor="cpu").run(None, {"x": x})[0]
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got, expected, rtol=tol, atol=tol)

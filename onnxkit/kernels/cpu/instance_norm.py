@@ -1,0 +1,73 @@
+"""InstanceNormalization on the ``cpu`` executor: one Numba pass set per (sample, channel).
+
+    for each row r = (n, c) of X seen as (N * C, D), D the spatial size:
+        mean = sum(x) / D;  var = sum((x - mean)^2) / D       (accumulated in float64)
+        Y[r] = x * a + b,   a = scale[c] / sqrt(var + epsilon),  b = B[c] - mean * a
+
+The rows are shared among the threads; each is read three times while it is in cache.
+The reference kernel (numpy: mean, var, then four whole-tensor passes) took 1.45 ms on
+1x64x128x128 float32; onnxruntime 0.33 ms. X of rank 2, other dtypes and scale or B
+not one value per channel run the reference kernel.
+https://onnx.ai/onnx/operators/onnx__InstanceNormalization.html
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from onnxkit.kernels.cpu import CPU
+from onnxkit.kernels.cpu._buffers import empty, read_only
+from onnxkit.kernels.cpu._math import FASTMATH
+from onnxkit.kernels.cpu._threads import split
+from onnxkit.ops.nn.instance_norm import instance_normalization as reference
+from onnxkit.ops.registry import op
+
+FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+def _rows(x, scale, bias, eps, y, lo, hi):
+    d = x.shape[1]
+    channels = scale.size
+    for r in range(lo, hi):
+        src, dst = x[r], y[r]
+        total = 0.0
+        for i in range(d):
+            total += src[i]
+        mean = total / d
+        squares = 0.0
+        for i in range(d):
+            t = src[i] - mean
+            squares += t * t
+        a64 = scale[r % channels] / math.sqrt(squares / d + eps)
+        a, b = dst.dtype.type(a64), dst.dtype.type(bias[r % channels] - mean * a64)
+        for i in range(d):
+            dst[i] = src[i] * a + b
+
+
+@njit(cache=True, parallel=True)
+def instance_rows(x, scale, bias, eps, y):
+    """y (R, D) = the rows of x normalized (see the module docstring), rows among threads."""
+    rows = x.shape[0]
+    parts, per = split(rows, x.size)
+    if parts == 1:  # small work: no parallel region
+        _rows(x, scale, bias, eps, y, 0, rows)
+        return
+    for p in prange(parts):
+        _rows(x, scale, bias, eps, y, p * per, min(rows, (p + 1) * per))
+
+
+@op("InstanceNormalization", 1, 6, 22, registry=CPU)
+def instance_normalization(X, scale, B, *, consumed_inputs=None, epsilon=1e-5):
+    c = X.shape[1] if X.ndim > 1 else -1
+    if (X.ndim < 3 or X.dtype not in FLOATS or X.size == 0
+            or any(p.dtype != X.dtype or p.shape != (c,) for p in (scale, B))):
+        return reference(X, scale, B, consumed_inputs=consumed_inputs, epsilon=epsilon)
+    Y = empty(X.shape, X.dtype)
+    rows = X.shape[0] * c
+    instance_rows(read_only(np.ascontiguousarray(X).reshape(rows, -1)), read_only(scale),
+                  read_only(B), float(epsilon), Y.reshape(rows, -1))
+    return Y
