@@ -15,10 +15,10 @@ import numpy as np
 from numba import njit, prange
 
 from onnxkit.kernels.cpu._buffers import read_only
-from onnxkit.kernels.cpu.activations import activate_in_place
 from onnxkit.kernels.cpu._math import (FASTMATH, NONE, finish_rows_bias, finish_rows_vector,
                                        split_activation)
 from onnxkit.kernels.cpu._threads import split
+from onnxkit.kernels.cpu.activations import activate_in_place
 from onnxkit.ops.fused._common import activate as reference_activate
 
 _NO_MATRIX = {t: read_only(np.zeros((1, 1), t)) for t in (np.float32, np.float64)}

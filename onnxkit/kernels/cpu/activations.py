@@ -130,10 +130,12 @@ def activate_in_place(Y, code) -> None:
     """Y = f(Y), in place, for a (code, p0, p1) of ``_math.separate_code``."""
     act, p0, p1 = code
     t = Y.dtype.type
-    flat = np.ascontiguousarray(Y).reshape(-1)  # Y itself when it is contiguous
-    in_place_flat(flat, act, t(p0), t(p1))
-    if not np.shares_memory(flat, Y):
-        Y[...] = flat.reshape(Y.shape)
+    if Y.flags.c_contiguous:
+        in_place_flat(Y.reshape(-1), act, t(p0), t(p1))
+        return
+    work = np.ascontiguousarray(Y)  # a strided view: on a copy, written back
+    in_place_flat(work.reshape(-1), act, t(p0), t(p1))
+    Y[...] = work
 
 
 def _or(Y, fallback):

@@ -63,9 +63,8 @@ def einsum_fast(A, B, equation: str):
     left = [label for label in out if label in a and label not in b]
     right = [label for label in out if label in b and label not in a]
     inner = [label for label in a if label in b and label not in out]
-    count = {part: int(np.prod([size[label] for label in part])) for part in
-             ("".join(batch), "".join(left), "".join(right), "".join(inner))}
-    nb, nl, nr, nk = (count["".join(p)] for p in (batch, left, right, inner))
+    nb, nl, nr, nk = (int(np.prod([size[label] for label in part]))
+                      for part in (batch, left, right, inner))
     check_allocation(tuple(size[label] for label in out), A.dtype, "Einsum output")
     a3 = _as(A, a, "".join(batch + left + inner), out + "".join(inner)).reshape(nb, nl, nk)
     b3 = _as(B, b, "".join(batch + inner + right), out + "".join(inner)).reshape(nb, nk, nr)
