@@ -179,6 +179,23 @@ def activate(v, code, p0, p1):
 
 
 @njit(inline="always", fastmath=FASTMATH, error_model="numpy")
+def mean_inv_std(src, eps):
+    """(mean, 1 / sqrt(variance + eps)) of the 1-D ``src``: two passes, the sums in
+    float64 (any order: they vectorize). LayerNormalization's rows, InstanceNormalization's
+    planes."""
+    d = src.size
+    total = 0.0
+    for i in range(d):
+        total += src[i]
+    mean = total / d
+    squares = 0.0
+    for i in range(d):
+        c = src[i] - mean
+        squares += c * c
+    return mean, 1.0 / math.sqrt(squares / d + eps)
+
+
+@njit(inline="always", fastmath=FASTMATH, error_model="numpy")
 def _add_bias(dst, b, z, with_z, code, p0, p1):
     n = dst.size
     if with_z:

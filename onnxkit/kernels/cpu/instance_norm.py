@@ -13,14 +13,12 @@ https://onnx.ai/onnx/operators/onnx__InstanceNormalization.html
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit, prange
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty, read_only
-from onnxkit.kernels.cpu._math import FASTMATH
+from onnxkit.kernels.cpu._math import FASTMATH, mean_inv_std
 from onnxkit.kernels.cpu._threads import split
 from onnxkit.ops.nn.instance_norm import instance_normalization as reference
 from onnxkit.ops.registry import op
@@ -30,19 +28,11 @@ FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 @njit(cache=True, error_model="numpy", fastmath=FASTMATH)
 def _rows(x, scale, bias, eps, y, lo, hi):
-    d = x.shape[1]
-    channels = scale.size
+    d, channels = x.shape[1], scale.size
     for r in range(lo, hi):
         src, dst = x[r], y[r]
-        total = 0.0
-        for i in range(d):
-            total += src[i]
-        mean = total / d
-        squares = 0.0
-        for i in range(d):
-            t = src[i] - mean
-            squares += t * t
-        a64 = scale[r % channels] / math.sqrt(squares / d + eps)
+        mean, inv = mean_inv_std(src, eps)
+        a64 = scale[r % channels] * inv
         a, b = dst.dtype.type(a64), dst.dtype.type(bias[r % channels] - mean * a64)
         for i in range(d):
             dst[i] = src[i] * a + b

@@ -13,15 +13,13 @@ https://onnx.ai/onnx/operators/onnx__LayerNormalization.html
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit, prange
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty, read_only, zeros_read_only
 from onnxkit.kernels.cpu._threads import split
-from onnxkit.kernels.cpu._math import FASTMATH
+from onnxkit.kernels.cpu._math import FASTMATH, mean_inv_std
 from onnxkit.ops.fused import layer_norm as ref_fused
 from onnxkit.ops.nn import layer_norm as ref_layer_norm
 from onnxkit.ops.registry import op
@@ -47,23 +45,13 @@ def normalize_rows(x, skip, has_skip, scale, bias, eps, y, mean_out, inv_out, s_
 def _normalize(x, skip, has_skip, scale, bias, eps, y, mean_out, inv_out, s_out, lo, hi):
     d = x.shape[1]
     for r in range(lo, hi):
-        total = 0.0
         if has_skip:
             for i in range(d):
-                v = x[r, i] + skip[r, i]
-                s_out[r, i] = v
-                total += v
+                s_out[r, i] = x[r, i] + skip[r, i]
             src = s_out[r]
         else:
             src = x[r]
-            for i in range(d):
-                total += src[i]
-        mean = total / d
-        sq = 0.0
-        for i in range(d):
-            c = src[i] - mean
-            sq += c * c
-        inv = 1.0 / math.sqrt(sq / d + eps)
+        mean, inv = mean_inv_std(src, eps)
         mean_out[r] = mean
         inv_out[r] = inv
         for i in range(d):
