@@ -288,7 +288,12 @@ def _address(x) -> int:
 
 
 def matmul(a, b, out):
-    """``np.matmul(a, b, out=out)`` with the products on the Numba threads (see above)."""
+    """``np.matmul(a, b, out=out)`` with the products on the Numba threads (see above).
+    A batch of one is the 2-D product, which is split among the threads (a one-group
+    convolution's (1, M, K) @ (1, K, P))."""
+    if out.ndim == 3 and out.shape[0] == 1 and a.ndim in (2, 3) and b.ndim in (2, 3):
+        matmul(a if a.ndim == 2 else a[0], b if b.ndim == 2 else b[0], out[0])
+        return out
     size = out.itemsize
     if a.ndim == b.ndim == out.ndim == 2 and _blas_ready(a, b, out):
         la, lb = _layout(a), _layout(b)

@@ -278,10 +278,7 @@ def _gemm_conv(X, W, B, Z4, group, g, activation, params):
             im2col(X[i], xp, cols, kh, kw, sh, sw, g.dilations[0],
                    g.dilations[1], g.begin[0], g.begin[1], oh, ow)
             src = cols.reshape(group, k, oh * ow)
-        if group == 1:
-            matmul(weights[0], src[0], Y[i].reshape(m, oh * ow))
-        else:
-            matmul(weights, src, Y[i].reshape(group, m // group, oh * ow))
+        matmul(weights, src, Y[i].reshape(group, m // group, oh * ow))
     rows = Y.reshape(n * m, oh * ow)
     zrows = None if Z4 is None else np.ascontiguousarray(Z4).reshape(n * m, oh * ow)
     return epilogue_rows(rows, B, zrows, activation, params).reshape(out_shape)
@@ -308,10 +305,7 @@ def conv_nd(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, p
         for t, tap in enumerate(np.ndindex(*g.kernel)):
             np.copyto(cols[:, t].reshape((c,) + tuple(g.out)), xp[tap_slices(g, tap)[1:]])
         src = cols.reshape(group, -1, positions)
-        if group == 1:
-            matmul(weights[0], src[0], Y[i].reshape(m, positions))
-        else:
-            matmul(weights, src, Y[i].reshape(group, m // group, positions))
+        matmul(weights, src, Y[i].reshape(group, m // group, positions))
     rows = Y.reshape(n * m, positions)
     zrows = None if Z is None else np.ascontiguousarray(Z).reshape(n * m, positions)
     return epilogue_rows(rows, B, zrows, activation, params).reshape(out_shape)

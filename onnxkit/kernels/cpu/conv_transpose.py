@@ -84,10 +84,7 @@ def _fast(X, W, B, group, kernel_shape, strides, dilations, pads, auto_pad, outp
     w_t = np.ascontiguousarray(W).reshape(group, c // group, rows).transpose(0, 2, 1)
     x = np.ascontiguousarray(X).reshape(n, group, c // group, positions)
     for i in range(n):
-        if group == 1:
-            matmul(w_t[0], x[i, 0], cols[i, 0])
-        else:
-            matmul(w_t, x[i], cols[i])
+        matmul(w_t, x[i], cols[i])
     if X.ndim != 4:
         Y = scatter_windows(cols.reshape((n, m) + g.kernel + g.out), g, out)
         if B is not None:

@@ -15,21 +15,18 @@ from __future__ import annotations
 import numpy as np
 
 from onnxkit.kernels.cpu import CPU
-from onnxkit.kernels.cpu._blas import matmul
+from onnxkit.kernels.cpu.matmul import matmul_fast
 from onnxkit.ops.registry import op
 from onnxkit.ops.rnn.gru import run_gru
 from onnxkit.ops.rnn.lstm import run_lstm
 from onnxkit.ops.rnn.rnn import run_rnn
 
-FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a @ b of two matrices, by ``_blas.matmul`` for float32 / float64."""
-    if a.ndim != 2 or b.ndim != 2 or a.dtype not in FLOATS or b.dtype != a.dtype:
-        return a @ b
-    out = np.empty((a.shape[0], b.shape[1]), a.dtype)
-    return matmul(a, b, out)
+    """a @ b, by the MatMul kernel's fast path (``_blas.matmul``) where it applies."""
+    Y = matmul_fast(a, b)
+    return a @ b if Y is None else Y
 
 
 @op("LSTM", 1, 7, 14, 22, registry=CPU)
