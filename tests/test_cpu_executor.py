@@ -73,6 +73,19 @@ CPU_CASES = [
       Init(f32(40)), group=40, pads=[1, 1, 0, 0], strides=[2, 2]),
     C("depthwise_3x3_s2_one_row", "Conv", f32(1, 4, 1, 6), Init(f32(4, 1, 3, 3)), group=4,
       pads=[1, 1, 1, 1], strides=[2, 2]),
+    # ... output rows of S2_APART (24) values or more: columns set apart
+    # (``_plane_3x3_s2_apart``): odd and even widths, a multiplier, a residual, an
+    # unpadded end, a one-row plane
+    C("depthwise_3x3_s2_apart_odd_multiplier_z", "FusedConv", f32(2, 3, 7, 49),
+      Init(f32(6, 1, 3, 3)), Init(f32(6)), f32(2, 6, 4, 25), domain="onnxkit", group=3,
+      pads=[1, 1, 1, 1], strides=[2, 2], activation="Clip", activation_params=[-0.5, 0.5]),
+    C("depthwise_3x3_s2_apart_even_end_unpadded", "Conv", f32(1, 40, 9, 52),
+      Init(f32(40, 1, 3, 3)), Init(f32(40)), group=40, pads=[1, 1, 0, 0], strides=[2, 2]),
+    C("depthwise_3x3_s2_apart_even_padded", "FusedConv", f32(1, 5, 10, 48),
+      Init(f32(5, 1, 3, 3)), domain="onnxkit", group=5, pads=[1, 1, 1, 1], strides=[2, 2],
+      activation="Relu"),
+    C("depthwise_3x3_s2_apart_one_row", "Conv", f32(1, 4, 1, 50), Init(f32(4, 1, 3, 3)),
+      group=4, pads=[1, 1, 1, 1], strides=[2, 2]),
     C("depthwise_channels_last_stride2_dilated", "FusedConv", f32(1, 40, 13, 13),
       Init(f32(40, 1, 3, 3)), Init(f32(40)), domain="onnxkit", group=40, strides=[2, 2],
       pads=[2, 1, 1, 2], dilations=[2, 1], activation="Relu"),  # 6x7 output: channels-last

@@ -18,6 +18,7 @@ Outside a run (a kernel called directly, as the tests do) ``empty`` is ``np.empt
 from __future__ import annotations
 
 import bisect
+import math
 import sys
 import threading
 import weakref
@@ -151,7 +152,7 @@ def grown(x: np.ndarray, shape) -> np.ndarray | None:
     pool = _CURRENT.get()
     if pool is None:
         return None
-    nbytes = int(np.prod(shape, dtype=np.int64)) * x.dtype.itemsize
+    nbytes = math.prod(int(d) for d in shape) * x.dtype.itemsize
     raw = pool.grow(x, nbytes)
     return None if raw is None else raw.view(x.dtype).reshape(shape)
 

@@ -14,6 +14,8 @@ https://onnx.ai/onnx/operators/onnx__Gather.html  https://onnx.ai/onnx/operators
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from onnxkit.kernels.cpu import CPU
@@ -70,7 +72,7 @@ def _append(inputs, shape):
         pieces, offset = inputs[1:], first.size
     else:
         check_allocation(shape, first.dtype, "Concat output")
-        nbytes = int(np.prod(shape)) * first.dtype.itemsize
+        nbytes = math.prod(shape) * first.dtype.itemsize
         out = empty(shape, first.dtype, capacity=nbytes + min(nbytes, MAX_ROOM))
         pieces, offset = inputs, 0
     flat = out.reshape(-1)
