@@ -123,8 +123,17 @@ CPU_CASES = [
     C("maxpool_nan", "MaxPool", _NAN_IMAGE, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
     C("maxpool_stride3_dilated", "MaxPool", f32(1, 2, 11, 10), kernel_shape=[2, 3],
       strides=[3, 3], dilations=[2, 1], ceil_mode=1),
-    # 3x3, stride 2, left padding 1 (the stems' pool, without phase planes): an even
-    # width unpadded at the end, ceil_mode's last window past the input, averages
+    # 3 columns wide, column stride 2 (``pool._three_apart``): left padding 1 (the stems'
+    # pool), 0 (SqueezeNet's) and 2, an even width unpadded at the end, ceil_mode's last
+    # window past the input, odd widths, row stride 1, averages
+    C("maxpool_3x3_s2_unpadded_ceil_odd", "MaxPool", f32(1, 3, 9, 11), kernel_shape=[3, 3],
+      strides=[2, 2], ceil_mode=1),
+    C("maxpool_3x3_s2_left_pad2", "MaxPool", f32(1, 2, 7, 9), kernel_shape=[3, 3],
+      strides=[2, 2], pads=[2, 2, 2, 2]),
+    C("maxpool_2x3_rows_s1_cols_s2", "MaxPool", f32(1, 2, 6, 7), kernel_shape=[2, 3],
+      strides=[1, 2], pads=[0, 1, 1, 1]),
+    C("avgpool_3x3_s2_unpadded", "AveragePool", f32(1, 3, 8, 9), kernel_shape=[3, 3],
+      strides=[2, 2]),
     C("maxpool_3x3_s2_even_end_unpadded", "MaxPool", f32(2, 3, 8, 10), kernel_shape=[3, 3],
       strides=[2, 2], pads=[1, 1, 0, 0]),
     C("maxpool_3x3_s2_ceil", "MaxPool", f32(1, 2, 9, 8), kernel_shape=[3, 3], strides=[2, 2],
