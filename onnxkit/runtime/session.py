@@ -11,7 +11,7 @@ from onnxkit.errors import GraphError, InputError, LimitExceededError, OnnxkitEr
 from onnxkit.loading import ModelLike, load
 from onnxkit.runtime.evaluator import RunState, run_graph
 from onnxkit.runtime.executors import get_executor
-from onnxkit.runtime.feeds import NodeArg, check_feeds
+from onnxkit.runtime.feeds import FeedChecker, NodeArg
 from onnxkit.runtime.limits import DEFAULT_LIMITS, Limits, reset_limits, using_limits
 from onnxkit.runtime.plan import compile_model
 from onnxkit.runtime.trace import TraceCallback
@@ -58,6 +58,7 @@ class Session:
         initialized = {t.name for t in graph.initializer}
         self._declared = list(graph.input)
         self._optional = {vi.name for vi in graph.input if vi.name in initialized}
+        self._check_feeds = FeedChecker(self._declared, self._optional)
         self._inputs = [NodeArg.from_value_info(vi) for vi in graph.input if vi.name not in initialized]
         self._outputs = [NodeArg.from_value_info(vi) for vi in graph.output]
 
@@ -78,7 +79,7 @@ class Session:
             run_options: Any = None, *, trace: TraceCallback | None = None) -> list:
         """Outputs in the order of ``output_names`` (all, in graph order, when None)."""
         names = self._requested(output_names)
-        feeds = check_feeds(self._declared, self._optional, input_feed)
+        feeds = self._check_feeds(input_feed)
         feeds = {k: self.executor.to_executor(v) for k, v in feeds.items()}
         state = RunState(self.executor, self.limits, trace if trace is not None else self.trace)
         token = using_limits(self.limits)
