@@ -54,6 +54,28 @@ def test_run_bad_input_is_a_clear_error(model_path, tmp_path, capsys):
     assert "expects tensor(float)" in capsys.readouterr().err
 
 
+def test_run_repeat_and_profile_count_every_node(model_path, capsys):
+    assert main(["run", model_path, "--repeat", "3", "--profile", "--top", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "3 more runs: median" in out
+    # per op type: each of the two nodes ran once per run; the node table shows --top 1
+    assert "| Relu | 3 |" in out and "| Add | 3 |" in out
+    nodes = out.split("the 1 slowest nodes:")[1]
+    assert len([line for line in nodes.splitlines() if line.startswith("| ")
+                and "**total**" not in line and "calls" not in line]) == 1
+    assert "| **total** | 6 |" in nodes
+
+
+def test_run_profile_alone_times_ten_runs(model_path, capsys):
+    assert main(["run", model_path, "--profile"]) == 0
+    assert "10 more runs" in capsys.readouterr().out
+
+
+def test_run_negative_repeat_is_a_clear_error(model_path, capsys):
+    assert main(["run", model_path, "--repeat", "-1"]) == 1
+    assert "--repeat must be 0 or more" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("runtime", ["onnxruntime", "onnx.reference", "cpu"])
 def test_run_compare_with_another_runtime(model_path, runtime, capsys):
     assert main(["run", model_path, "--dim", "N=3", "--compare", runtime]) == 0

@@ -1,5 +1,9 @@
 """``onnxkit run model.onnx --input x=x.npy``: run a model, save or summarize its outputs.
 
+``--repeat N`` runs the model N more times after the first and prints the median and
+fastest time per run; ``--profile`` adds where those runs' time went: per op type, and
+the ``--top`` slowest nodes (``onnxkit.runtime.profile.Profiler``, as in notebook 04).
+
 ``--compare RUNTIME`` runs the same inputs on another runtime (``onnxruntime``,
 ``onnx.reference``, another onnxkit executor, an onnx Backend module) and reports each
 output's largest difference; the exit status is 1 when one is beyond ``--rtol`` /
@@ -34,6 +38,12 @@ def add_arguments(parser) -> None:
     parser.add_argument("--compare", metavar="RUNTIME",
                         help="also run on RUNTIME (onnxruntime, onnx.reference, an onnxkit "
                              "executor, an onnx Backend module) and compare the outputs")
+    parser.add_argument("--repeat", "-r", type=int, default=0, metavar="N",
+                        help="time N more runs after the first (median and fastest)")
+    parser.add_argument("--profile", action="store_true",
+                        help="time per op type and the slowest nodes over the --repeat runs "
+                             "(10 when --repeat is not given)")
+    parser.add_argument("--top", type=int, default=10, help="nodes shown by --profile (default 10)")
     parser.add_argument("--rtol", type=float, default=1e-4, help="with --compare (default 1e-4)")
     parser.add_argument("--atol", type=float, default=1e-5, help="with --compare (default 1e-5)")
 
@@ -85,9 +95,32 @@ def main(args) -> int:
         if args.output_dir:
             os.makedirs(args.output_dir, exist_ok=True)
             np.save(os.path.join(args.output_dir, f"{name.replace('/', '_')}.npy"), value)
+    if args.repeat < 0 or args.top < 1:
+        raise InputError("--repeat must be 0 or more and --top 1 or more")
+    repeat = args.repeat or (10 if args.profile else 0)
+    if repeat:
+        timed(sess, feeds, repeat, args.profile, args.top)
     if args.compare:
         return compare(path, feeds, names, outputs, args.compare, args.rtol, args.atol)
     return 0
+
+
+def timed(sess, feeds, repeat: int, profile: bool, top: int) -> None:
+    """``repeat`` more runs: their median and fastest time, and with ``profile`` the time
+    per op type and the ``top`` slowest nodes (kernel time, from the trace callback)."""
+    from onnxkit.runtime.profile import Profiler
+
+    prof = Profiler(sess) if profile else None
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        sess.run(None, feeds, trace=prof)
+        times.append(time.perf_counter() - start)
+    print(f"{repeat} more runs: median {np.median(times) * 1e3:.2f} ms  fastest "
+          f"{min(times) * 1e3:.2f} ms" + ("  (profiled: each node timed)" if profile else ""))
+    if prof is not None:
+        print(f"\nkernel time per op type over the {repeat} runs:\n{prof.table()}")
+        print(f"\nthe {top} slowest nodes:\n{prof.table(by='node', top=top)}")
 
 
 def _difference(expected, got, rtol: float, atol: float) -> tuple[bool, str]:
