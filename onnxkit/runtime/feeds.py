@@ -37,7 +37,8 @@ class FeedChecker:
 
     def __call__(self, feeds: Mapping[str, Any]) -> dict[str, Any]:
         if not isinstance(feeds, Mapping):
-            raise InputError(f"input_feed must be a dict of name -> value, got {type(feeds).__name__}")
+            raise InputError("input_feed must be a dict of name -> value, got "
+                             f"{type(feeds).__name__}")
         expected = self._expected
         unknown = [n for n in feeds if n not in expected]
         if unknown:
@@ -45,7 +46,8 @@ class FeedChecker:
                              f"model's inputs are: {self._shown}")
         missing = [n for n in self._required if n not in feeds]
         if missing:
-            raise InputError(f"missing input(s) {', '.join(map(repr, missing))}: give a value for each")
+            raise InputError(f"missing input(s) {', '.join(map(repr, missing))}: give a value "
+                             "for each")
         return {name: expected[name].check(value) for name, value in feeds.items()}
 
 
@@ -74,11 +76,13 @@ class _Expected:
         if self.kind == "tensor_type":
             return self._tensor(value)
         if self.kind == "sequence_type" and not isinstance(value, (list, tuple)):
-            raise InputError(f"input {self.name!r} expects {self.type}, got {describe_value(value)}")
+            raise InputError(f"input {self.name!r} expects {self.type}, got "
+                             f"{describe_value(value)}")
         if self.kind == "sequence_type":
             return list(value)
         if self.kind == "map_type" and not isinstance(value, dict):
-            raise InputError(f"input {self.name!r} expects {self.type}, got {describe_value(value)}")
+            raise InputError(f"input {self.name!r} expects {self.type}, got "
+                             f"{describe_value(value)}")
         return value
 
     def _tensor(self, value: Any) -> np.ndarray:

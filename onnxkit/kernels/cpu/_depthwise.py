@@ -20,9 +20,9 @@ the plane is copied into a zero-bordered one, and the nine taps read shifted vie
 it (``_plane_3x3``) or its rows at even columns (``_plane_3x3_s2``), on planes of any
 size; stride 2 with output rows of ``S2_APART`` values or more splits each padded row
 into its even and odd columns once instead (``_columns_apart``), so that every tap is a
-contiguous run (``_plane_3x3_s2_apart``). Other small planes (7x7 and less, with 32+ channels) run channels-last instead
-(``depthwise_conv_nhwc``): the caller transposes the few thousand values in and out,
-and the inner loop runs over the channels.
+contiguous run (``_plane_3x3_s2_apart``). Other small planes (7x7 and less, with 32+
+channels) run channels-last instead (``depthwise_conv_nhwc``): the caller transposes
+the few thousand values in and out, and the inner loop runs over the channels.
 
 Index math from ``onnxkit.kernels.indexing`` (the index helpers of the cpu and cuda
 kernels): ``window_start`` (a window's taps read start + i*dh, as in the cuda direct
