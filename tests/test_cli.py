@@ -73,7 +73,9 @@ def test_run_profile_alone_times_ten_runs(model_path, capsys):
 
 def test_run_negative_repeat_is_a_clear_error(model_path, capsys):
     assert main(["run", model_path, "--repeat", "-1"]) == 1
-    assert "--repeat must be 0 or more" in capsys.readouterr().err
+    captured = capsys.readouterr()
+    assert "--repeat must be 0 or more" in captured.err
+    assert "out y" not in captured.out  # refused before the model ran
 
 
 @pytest.mark.parametrize("runtime", ["onnxruntime", "onnx.reference", "cpu"])

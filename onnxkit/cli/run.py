@@ -71,6 +71,8 @@ def summarize(name: str, value) -> str:
 
 
 def main(args) -> int:
+    if args.repeat < 0 or args.top < 1:  # before the model is loaded and run
+        raise InputError("--repeat must be 0 or more and --top 1 or more")
     path = model_argument(args)
     start = time.perf_counter()
     sess = Session(path, executor=args.executor, level=args.level)
@@ -95,8 +97,6 @@ def main(args) -> int:
         if args.output_dir:
             os.makedirs(args.output_dir, exist_ok=True)
             np.save(os.path.join(args.output_dir, f"{name.replace('/', '_')}.npy"), value)
-    if args.repeat < 0 or args.top < 1:
-        raise InputError("--repeat must be 0 or more and --top 1 or more")
     repeat = args.repeat or (10 if args.profile else 0)
     if repeat:
         timed(sess, feeds, repeat, args.profile, args.top)
