@@ -15,7 +15,13 @@ a margin of the padding value, and read the three taps as contiguous runs of the
 (``_three_apart``; it had read every other value of the reduced row). AMD VM, 2 threads,
 best of 4 alternating processes: 64 planes of 112x112 205 -> 131 us (onnxruntime 115),
 64 of 56x56 59 -> 53, 64 of 31x31 35 -> 31; 128 of 15x15 (52 -> 50) and 256 of 7x7 (37)
-are bound by the per-row loop overhead (onnxruntime: 12 and 18 us, channels-blocked).
+were bound by the per-row loop overhead (onnxruntime: 12 and 18 us, channels-blocked).
+Planes at most ``FLAT_WIDTH`` wide (dilation 1) therefore run ``_flat_planes``: each
+plane copied into a padded one, then one long pass per column tap and per row tap over
+the whole flat plane, and the outputs picked from it at their stride (the windows near
+a row's end mix in the next row, but no output reads those). 3x3 stride 2, best of 3
+alternating processes: 128 planes of 15x15 50 -> 24 us, 256 of 7x7 39 -> 18, 64 of
+31x31 31 -> 23 (on 56x56 it was the slower: 51 -> 63 us).
 
 Index math from ``onnxkit.kernels.indexing`` (the index helpers of the cpu and cuda
 kernels): a window starts at ``window_start`` and its tap i reads start + i*dh, as in
@@ -110,10 +116,62 @@ def _three_apart(t, width, pl, ev, od, row, ow_n, is_max):
             row[w] = e0[w] + o0[w] + e1[w]
 
 
+FLAT_WIDTH = 32  # input columns: planes at most this wide run ``_flat_planes``
+
+
+@njit(cache=True, error_model="numpy")
+def _flat_planes(x, kh, kw, sh, sw, pt, pl, is_max, y, lo, hi):
+    """``_pool_planes`` at dilation 1 for small planes, in long loops over the flat plane:
+
+        buf[(r + pt) * wp + c + pl] = x[r, c]      (the fill value elsewhere)
+        across[i] = reduce of buf[i + j], j < kw    (one pass per column tap)
+        down[i] = reduce of across[i + k*wp], k < kh (one pass per row tap)
+        y[oh, ow] = down[oh*sh*wp + ow*sw]
+
+    ``wp`` (``hp``) is the padded extent the windows read, so a window never runs past
+    its row; the positions near a row's end mix in the next row, and no output reads
+    them. On rows of 7-15 values each per-row loop ran in LLVM's scalar remainder."""
+    height, width = x.shape[1], x.shape[2]
+    oh_n, ow_n = y.shape[1], y.shape[2]
+    fill = -np.inf if is_max else 0.0
+    hp, wp = (oh_n - 1) * sh + kh, (ow_n - 1) * sw + kw
+    buf = np.full(hp * wp, fill, y.dtype)
+    across = np.empty(hp * wp, y.dtype)
+    down = np.empty(hp * wp, y.dtype)
+    rows = max(0, min(height, hp - pt))  # the input rows and columns inside it
+    cols = max(0, min(width, wp - pl))
+    n_across = hp * wp - (kw - 1)
+    n_down = (hp - kh) * wp + (ow_n - 1) * sw + 1  # up to the last output's position
+    for p in range(lo, hi):
+        for r in range(rows):
+            dst = buf[(r + pt) * wp + pl:(r + pt) * wp + pl + cols]
+            src = x[p, r]
+            for t in range(cols):
+                dst[t] = src[t]
+        first = buf[:n_across]
+        for t in range(n_across):
+            across[t] = first[t]
+        for j in range(1, kw):
+            _taps_into(across, buf[j:j + n_across], n_across, is_max)
+        top = across[:n_down]
+        for t in range(n_down):
+            down[t] = top[t]
+        for k in range(1, kh):
+            _taps_into(down, across[k * wp:k * wp + n_down], n_down, is_max)
+        for oh in range(oh_n):
+            row = y[p, oh]
+            picked = down[oh * sh * wp:]
+            for ow in range(ow_n):
+                row[ow] = picked[ow * sw]
+
+
 @njit(cache=True, error_model="numpy")
 def _pool_planes(x, kh, kw, sh, sw, dh, dw, pt, pl, is_max, y, lo, hi):
     height, width = x.shape[1], x.shape[2]
     oh_n, ow_n = y.shape[1], y.shape[2]
+    if dh == 1 and dw == 1 and width <= FLAT_WIDTH:
+        _flat_planes(x, kh, kw, sh, sw, pt, pl, is_max, y, lo, hi)
+        return
     fill = -np.inf if is_max else 0.0
     margin = (pl + sw - 1) // sw + 1
     length = margin + ow_n + ((kw - 1) * dw + sw - 1) // sw + (width + sw - 1) // sw + 1
