@@ -56,7 +56,7 @@ CPU_CASES = [
     C("depthwise_small_plane_channels_last", "FusedConv", f32(2, 40, 13, 13),
       Init(f32(40, 1, 3, 3)), Init(f32(40)), f32(2, 40, 7, 7), domain="onnxkit", group=40,
       pads=[1, 1, 1, 1], strides=[2, 2], activation="Relu"),
-    # 3x3, stride 1, padding 1 (``_depthwise._plane_3x3``): a multiplier, a residual,
+    # 3x3, stride 1, padding 1 (``_depthwise_3x3._plane_3x3``): a multiplier, a residual,
     # a batch, planes of one row and one column
     C("depthwise_same_3x3_multiplier_z", "FusedConv", f32(2, 3, 5, 9), Init(f32(6, 1, 3, 3)),
       Init(f32(6)), f32(2, 6, 5, 9), domain="onnxkit", group=3, pads=[1, 1, 1, 1],

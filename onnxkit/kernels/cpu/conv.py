@@ -10,7 +10,7 @@
     then bias, residual Z and activation in one pass (``_epilogue``)
     depthwise (group == C, W is (C*mult, 1, KH, KW)): direct Numba loop, epilogue fused
         (planar; channels-last when the output plane has at most 64 pixels, unless the
-        layer is 3x3 with padding 1 and stride 1 or 2: ``_depthwise._plane_3x3``)
+        layer is 3x3 with padding 1 and stride 1 or 2: ``_depthwise_3x3``)
     3x3, stride 1, one group, 16+ channels, constant W (float32): Winograd F(4x4, 3x3)
         (36 BLAS products, 4x fewer multiply-adds, ``_winograd4``), F(2x2, 3x3) (16
         products, 2.25x fewer, ``_winograd``), epilogue fused in both, or im2col:
@@ -38,7 +38,8 @@ from onnxkit.kernels.cpu._banded import scratch_shape
 from onnxkit.kernels.cpu._blas import matmul, with_library
 from onnxkit.kernels.cpu._buffers import empty, forget_laid_out, keep_laid_out, read_only
 from onnxkit.kernels.cpu._buffers import zeros_read_only
-from onnxkit.kernels.cpu._depthwise import depthwise_conv, depthwise_conv_nhwc, direct_3x3
+from onnxkit.kernels.cpu._depthwise import depthwise_conv, depthwise_conv_nhwc
+from onnxkit.kernels.cpu._depthwise_3x3 import direct_3x3
 from onnxkit.kernels.cpu._epilogue import epilogue_rows
 from onnxkit.kernels.cpu._im2col import im2col, phase_shape, phases
 from onnxkit.kernels.cpu._math import split_activation

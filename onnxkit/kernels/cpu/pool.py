@@ -196,13 +196,13 @@ def _pool_planes(x, kh, kw, sh, sw, dh, dw, pt, pl, is_max, y, lo, hi):
                 else:
                     _taps_into(t, x[p, ih], width, is_max)
             row = y[p, oh]
+            if apart and not first:  # it writes the whole row
+                _three_apart(t, width, pl, ev, od, row, ow_n, is_max)
+                continue
             for ow in range(ow_n):
                 row[ow] = fill
             if first:
                 continue  # every tap row is padding
-            if apart:
-                _three_apart(t, width, pl, ev, od, row, ow_n, is_max)
-                continue
             for r in range(sw):
                 dst = ph[r, margin:]
                 for k in range((width - r + sw - 1) // sw):

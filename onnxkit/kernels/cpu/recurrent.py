@@ -22,7 +22,6 @@ from onnxkit.ops.rnn.lstm import run_lstm
 from onnxkit.ops.rnn.rnn import run_rnn
 
 
-
 def product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a @ b, by the MatMul kernel's fast path (``_blas.matmul``) where it applies."""
     Y = matmul_fast(a, b)
