@@ -55,7 +55,8 @@ test-notebooks: venv
 SPLIT := NUMBA_NUM_THREADS=3 ONNXKIT_CPU_MIN_PARALLEL=1 ONNXKIT_BLAS=openblas OPENBLAS_NUM_THREADS=1
 test-threads: venv
 	$(SPLIT) $(PY) -m onnxkit.kernels.cpu.warm > /dev/null
-	$(SPLIT) $(PY) -m pytest -n $(JOBS) -p no:cacheprovider -q tests/test_cpu_executor.py tests/test_cpu_blas.py tests/test_cpu_banded.py
+	$(SPLIT) $(PY) -m pytest -n $(JOBS) -p no:cacheprovider -q tests/test_cpu_executor.py tests/test_cpu_blas.py tests/test_cpu_banded.py \
+		tests/test_cpu_pixel_dots.py
 	$(SPLIT) $(PY) -m pytest -n $(JOBS) -p no:cacheprovider -q spec_tests --executor cpu
 
 # the cuda executor without a GPU: numba's simulator (a process of its own: the variable

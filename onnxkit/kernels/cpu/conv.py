@@ -15,6 +15,10 @@
         (36 BLAS products, 4x fewer multiply-adds, ``_winograd4``), F(2x2, 3x3) (16
         products, 2.25x fewer, ``_winograd``), epilogue fused in both, or im2col:
         whichever ran faster on this machine for this layer (``_tuning``)
+    at most 64 output pixels per image (late layers of small inputs): patches, one dot
+        product per output value and the epilogue in one Numba call (``_pixel_dots``) or
+        the paths below, whichever ran faster for this layer (``_tuning``; with tuning
+        off, the dot products up to 16 pixels)
     1x1, stride 1, small weights, 2048+ pixels: the whole-image product, or bands of
         columns each with its product and epilogue in cache (``_banded.pointwise_bands``),
         whichever ran faster for this layer (``_tuning``)
@@ -43,6 +47,8 @@ from onnxkit.kernels.cpu._depthwise_3x3 import direct_3x3
 from onnxkit.kernels.cpu._epilogue import epilogue_rows
 from onnxkit.kernels.cpu._im2col import im2col, phase_shape, phases
 from onnxkit.kernels.cpu._math import split_activation
+from onnxkit.kernels.cpu._pixel_dots import eligible as dots_eligible, pixel_dots_conv
+from onnxkit.kernels.cpu._pixel_dots import rule as dots_rule
 from onnxkit.kernels.cpu._tuning import chosen, pick
 from onnxkit.kernels.cpu._winograd import TAG as WINOGRAD_TAG, eligible as winograd_eligible
 from onnxkit.kernels.cpu._winograd import size_rule as winograd_size_rule, winograd_conv
@@ -147,20 +153,35 @@ def conv2d(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, pa
         _depthwise(X, W, bias, Z4, Y, g, code)
     elif code is not None and winograd_eligible(X, W, group, g.strides, g.dilations):
         Y = _fastest(X, W, B, bias, Z4, group, g, activation, params, code, out_shape)
-    elif (code is not None and not _pointwise(W, g, X.shape[2:])
-          and banded_eligible(m, cg * W.shape[2] * W.shape[3], oh * ow, group, X.itemsize)):
-        Y = _by_bands(X, W, bias, Z4, code, g, empty(out_shape, X.dtype))
-    elif (code is not None and _pointwise(W, g, X.shape[2:])
-          and pointwise_eligible(m, c, oh * ow, group, X.itemsize)):
-        Y = pick(("conv 1x1", X.shape, W.shape),
-                 {"bands": lambda: _pointwise_by_bands(X, W, bias, Z4, code),
-                  "im2col": lambda: _gemm_conv(X, W, B, Z4, group, g, activation, params)},
-                 "im2col")
+    elif code is not None and dots_eligible(oh * ow):
+        Y = pick(("conv dots", X.shape, W.shape, group, g.begin, g.strides, g.dilations),
+                 {"dots": lambda: _by_dots(X, W, bias, Z4, code, group, g, out_shape),
+                  "im2col": lambda: _by_product(X, W, B, bias, Z4, group, g, activation,
+                                                params, code, out_shape)},
+                 "dots" if dots_rule(oh * ow) else "im2col")
     else:
-        Y = _gemm_conv(X, W, B, Z4, group, g, activation, params)
+        Y = _by_product(X, W, B, bias, Z4, group, g, activation, params, code, out_shape)
     if after is not None:
         activate_in_place(Y, after)
     return Y[:, :, 0, :] if one_d else Y
+
+
+def _by_product(X, W, B, bias, Z4, group, g, activation, params, code, out_shape):
+    """im2col (or the input as it lies) and BLAS: by row bands for the stems, by column
+    bands or whole for big pointwise layers (timed), else one product per image."""
+    c = X.shape[1]
+    m, cg, kh, kw = W.shape
+    pixels = out_shape[2] * out_shape[3]
+    pointwise = _pointwise(W, g, X.shape[2:])
+    if (code is not None and not pointwise
+            and banded_eligible(m, cg * kh * kw, pixels, group, X.itemsize)):
+        return _by_bands(X, W, bias, Z4, code, g, empty(out_shape, X.dtype))
+    if code is not None and pointwise and pointwise_eligible(m, c, pixels, group, X.itemsize):
+        return pick(("conv 1x1", X.shape, W.shape),
+                    {"bands": lambda: _pointwise_by_bands(X, W, bias, Z4, code),
+                     "im2col": lambda: _gemm_conv(X, W, B, Z4, group, g, activation, params)},
+                    "im2col")
+    return _gemm_conv(X, W, B, Z4, group, g, activation, params)
 
 
 def _fastest(X, W, B, bias, Z4, group, g, activation, params, code, out_shape):
@@ -173,7 +194,12 @@ def _fastest(X, W, B, bias, Z4, group, g, activation, params, code, out_shape):
     if winograd4_eligible(X, W, group, g.strides, g.dilations):
         candidates["winograd4"] = lambda: winograd4_conv(X, W, bias, Z4, code, g.begin,
                                                          out_shape)
-    if "winograd4" in candidates and winograd4_size_rule(g.out):
+    pixels = g.out[0] * g.out[1]
+    if dots_eligible(pixels):
+        candidates["dots"] = lambda: _by_dots(X, W, bias, Z4, code, group, g, out_shape)
+    if dots_eligible(pixels) and dots_rule(pixels):
+        default = "dots"
+    elif "winograd4" in candidates and winograd4_size_rule(g.out):
         default = "winograd4"
     else:
         default = "winograd" if winograd_size_rule(W, g.out) else "im2col"
@@ -185,6 +211,27 @@ def _fastest(X, W, B, bias, Z4, group, g, activation, params, code, out_shape):
     for name, tag in _TRANSFORMED.items():
         if name != kept:  # unless another layer with these weights chose it
             forget_laid_out(W, tag)
+    return Y
+
+
+def _by_dots(X, W, bias, Z4, code, group, g, out_shape):
+    """A layer of few output pixels: per image, its patches, one dot product per output
+    value and the epilogue in one call (``_pixel_dots``)."""
+    n, c = X.shape[:2]
+    m, _, kh, kw = W.shape
+    pixels = g.out[0] * g.out[1]
+    check_allocation((pixels, c * kh * kw), X.dtype, "Conv patches")
+    patches = empty((pixels, c * kh * kw), X.dtype)
+    Y = empty(out_shape, X.dtype)
+    w = read_only(np.ascontiguousarray(W).reshape(m, -1))
+    act, p0, p1 = code
+    t = X.dtype.type
+    for i in range(n):
+        z = read_only(_NO_Z2[X.dtype] if Z4 is None
+                      else np.ascontiguousarray(Z4[i]).reshape(m, pixels))
+        pixel_dots_conv(X[i], w, bias, z, Z4 is not None, act, t(p0), t(p1),
+                        Y[i].reshape(m, pixels), patches, t(0), kh, kw, *g.strides,
+                        *g.dilations, *g.begin[:2], g.out[1], group)
     return Y
 
 

@@ -1,0 +1,147 @@
+"""Conv of few output pixels: one dot product per output value, in one Numba call.
+
+    for each image:
+        P[n, :] = the window of output pixel n, flattened   (N x K, K = C*KH*KW: a patch
+                                                             per row, zeros in the padding)
+        Y[m, n] = activation(W[m, :] . P[n, g*Kg : (g+1)*Kg] + bias[m] (+ Z[m, n]))
+                  (g = m's group, Kg = K / group; the rows m shared among the threads)
+
+A layer late in a small-input network has an output plane of 3x3 or 7x7 pixels and
+hundreds of channels: SqueezeNet 1.1 at 64x64 ends on 256 x 576 x 9 products. A BLAS
+product that narrow spends its time packing its operands: numpy's OpenBLAS ran it at
+39 GFLOP/s on one core of the 2-core development VM (69 us), and the layer around it
+(im2col, whose short rows cost ~28 ns each: 16 us; the epilogue; the product's own
+dispatch) took 100 us where onnxruntime took 19.
+
+Here W is read as it is stored (M x K, each row contiguous) and each patch is a
+contiguous row of P, so every output value is a dot product of two contiguous rows:
+two rows of W against four patches at a time (eight sums, each a vectorized
+reduction), both threads on their own rows of W. The same product ran at 91 GFLOP/s
+on the two threads (29 us). Patches, products and epilogue are one call: no Python
+between them.
+
+``_tuning`` times this path against im2col + BLAS per layer shape (``conv.conv2d``);
+with tuning off the static rule is ``rule``: at most ``PIXELS`` output pixels.
+"""
+
+from __future__ import annotations
+
+from numba import njit, prange
+
+from onnxkit.kernels.cpu._math import FASTMATH, finish_rows_bias
+from onnxkit.kernels.cpu._threads import split
+from onnxkit.kernels.indexing import conv_input_coord, for_cpu, im2col_row, window_taps
+
+_coord = for_cpu(conv_input_coord)
+_row = for_cpu(im2col_row)
+_window_taps = for_cpu(window_taps)
+
+PIXELS = 16  # output pixels per image, at most: the static rule (tuning off)
+
+
+def rule(pixels: int) -> bool:
+    """Whether a layer of ``pixels`` output pixels runs by dot products (tuning off)."""
+    return pixels <= PIXELS
+
+
+def eligible(pixels: int) -> bool:
+    """Whether the path is worth timing for a layer of ``pixels`` output pixels: up to an
+    8x8 plane (the 7x7 planes of networks at 224x224 included). On 15x15 planes im2col +
+    BLAS ran 2x faster (16 -> 64 channels, 3x3: 71 us against 150)."""
+    return pixels <= 64
+
+
+@njit(cache=True, error_model="numpy")
+def patches(x, p, kh, kw, sh, sw, dh, dw, top, left, ow_n):
+    """x (C, H, W) -> p (N, C*kh*kw): p[n, im2col_row(c, 0, i, j)] = x[c, ih, iw] for
+    output pixel n = oh * ow_n + ow (0 where (ih, iw) falls in the padding).
+
+    Per pixel, the taps inside the input are one range of rows and one of columns
+    (``window_taps``); a patch with taps outside is zeroed first. The innermost loop
+    runs over the channels (one tap of each): over the taps instead, its few iterations
+    cost ~5 ns a value in loop setup (384 channels, 1x1, 3x3 pixels: 19 us; now 4).
+    """
+    channels, height, width = x.shape
+    plane, taps = height * width, kh * kw
+    flat = x.reshape(channels * plane)
+    for n in range(p.shape[0]):
+        oh = n // ow_n
+        ow = n - oh * ow_n
+        dst = p[n]
+        ih0 = _coord(oh, 0, sh, top, dh)
+        iw0 = _coord(ow, 0, sw, left, dw)
+        i0, i1 = _window_taps(ih0, dh, kh, height)
+        j0, j1 = _window_taps(iw0, dw, kw, width)
+        if i0 > 0 or i1 < kh or j0 > 0 or j1 < kw:
+            for t in range(dst.size):
+                dst[t] = 0
+        for i in range(i0, i1):
+            for j in range(j0, j1):
+                src = flat[(ih0 + i * dh) * width + iw0 + j * dw:]
+                at = dst[_row(0, 0, i, j, 1, kh, kw):]
+                for c in range(channels):  # a long loop: a short one costs its setup
+                    at[c * taps] = src[c * plane]
+
+
+@njit(inline="always", fastmath=FASTMATH, error_model="numpy")
+def _dots(w, p, y, zero, lo, hi, per_group):
+    """y[m, n] = w[m] . p[n, g*Kg : (g+1)*Kg] for the rows m in [lo, hi): two rows of w
+    against four patches per pass (patch indices past the last are clamped to it)."""
+    k = w.shape[1]
+    pixels = p.shape[0]
+    m = lo
+    while m < hi:
+        g = m // per_group
+        two = m + 1 < hi and (m + 1) // per_group == g
+        wa = w[m]
+        wb = w[m + 1] if two else wa
+        at = g * k
+        for n in range(0, pixels, 4):
+            n1, n2, n3 = min(n + 1, pixels - 1), min(n + 2, pixels - 1), min(n + 3, pixels - 1)
+            p0, p1 = p[n, at:at + k], p[n1, at:at + k]
+            p2, p3 = p[n2, at:at + k], p[n3, at:at + k]
+            a0 = a1 = a2 = a3 = b0 = b1 = b2 = b3 = zero
+            for t in range(k):
+                x0, x1, x2, x3 = p0[t], p1[t], p2[t], p3[t]
+                u, v = wa[t], wb[t]
+                a0 += u * x0
+                a1 += u * x1
+                a2 += u * x2
+                a3 += u * x3
+                b0 += v * x0
+                b1 += v * x1
+                b2 += v * x2
+                b3 += v * x3
+            y[m, n], y[m, n1], y[m, n2], y[m, n3] = a0, a1, a2, a3
+            if two:
+                y[m + 1, n], y[m + 1, n1], y[m + 1, n2], y[m + 1, n3] = b0, b1, b2, b3
+        m += 2 if two else 1
+
+
+@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+def _rows(w, p, bias, z, has_z, code, p0, p1, y, zero, lo, hi, per_group):
+    _dots(w, p, y, zero, lo, hi, per_group)
+    finish_rows_bias(y, bias, z, has_z, lo, hi, code, p0, p1)
+
+
+@njit(cache=True, parallel=True)
+def pixel_dots_conv(x, w, bias, z, has_z, code, p0, p1, y, p, zero, kh, kw, sh, sw, dh, dw,
+                    top, left, ow_n, group):
+    """One image: x (C, H, W) -> y (M, N), N = OH * OW output pixels (row-major, ``ow_n``
+    per row).
+
+    ``w`` (M, C/group*kh*kw) contiguous; ``z`` (M, N) when ``has_z``; ``p`` (N, C*kh*kw)
+    scratch for the patches; ``zero``: 0 in x's dtype. The output rows are shared among
+    the threads, in pairs.
+    """
+    patches(x, p, kh, kw, sh, sw, dh, dw, top, left, ow_n)
+    rows = w.shape[0]
+    per_group = rows // group
+    pairs = (rows + 1) // 2
+    parts, per = split(pairs, rows * w.shape[1] * y.shape[1])
+    if parts == 1:  # small work: no parallel region
+        _rows(w, p, bias, z, has_z, code, p0, p1, y, zero, 0, rows, per_group)
+        return
+    for part in prange(parts):
+        _rows(w, p, bias, z, has_z, code, p0, p1, y, zero, 2 * part * per,
+              min(rows, 2 * (part + 1) * per), per_group)
