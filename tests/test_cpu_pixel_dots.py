@@ -30,7 +30,10 @@ CASES = [
     ((1, 4, 5, 6), (5, 4, 2, 3), dict(pads=[0, 2, 1, 0], strides=[2, 3], dilations=[2, 1])),
     ((1, 3, 2, 2), (4, 3, 3, 3), dict(pads=[1, 1, 1, 1])),  # every patch reaches the padding
     ((1, 8, 9, 9), (6, 8, 3, 3), dict(pads=[1, 1, 1, 1], strides=[3, 3])),  # 9 pixels of 81
-    ((1, 6, 1, 13), (4, 6, 1, 3), dict(pads=[0, 1, 0, 1])),  # 13 pixels: one of a group of 4
+    ((1, 6, 1, 13), (4, 6, 1, 3), dict(pads=[0, 1, 0, 1])),  # 13 pixels: 4 + 4 + 4 + 1
+    ((1, 10, 1, 1), (6, 10, 1, 1), {}),  # a squeeze-excitation layer: one pixel
+    ((1, 4, 2, 3), (5, 4, 1, 1), {}),  # 6 pixels: 4 + 2
+    ((1, 7, 1, 3), (3, 7, 1, 1), {}),  # 3 pixels, 3 rows: a pair and a row alone
 ]
 
 
