@@ -56,9 +56,8 @@ class Session:
             reset_limits(token)
         graph = self._skeleton.graph
         initialized = {t.name for t in graph.initializer}
-        self._declared = list(graph.input)
-        self._optional = {vi.name for vi in graph.input if vi.name in initialized}
-        self._check_feeds = FeedChecker(self._declared, self._optional)
+        self._check_feeds = FeedChecker(list(graph.input),
+                                        {vi.name for vi in graph.input if vi.name in initialized})
         self._inputs = [NodeArg.from_value_info(vi) for vi in graph.input if vi.name not in initialized]
         self._outputs = [NodeArg.from_value_info(vi) for vi in graph.output]
 

@@ -89,14 +89,16 @@ def split_columns(row, start, even, odd, lo0, hi0, lo1, hi1, lo, hi):
 
 # Loops over views that start at 0 vectorize; offsets inside the index do not.
 @njit(inline="always")
-def _fill(dst, start, stop):
+def fill_run(dst, start, stop):
+    """dst[start:stop] = 0 (im2col's padding, a patch reaching outside the input)."""
     d = dst[start:stop]
     for k in range(d.size):
         d[k] = 0
 
 
 @njit(inline="always")
-def _copy(dst, d0, src, s0, n):
+def copy_run(dst, d0, src, s0, n):
+    """dst[d0:d0 + n] = src[s0:s0 + n] (1-D views; the pools' rows and planes too)."""
     d = dst[d0:d0 + n]
     s = src[s0:s0 + n]
     for t in range(n):
@@ -188,28 +190,28 @@ def im2col_rows(x, xp, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh_n, ow_n, lo, hi,
                 dst = cols[_row(c, 0, i, j, 1, kh, kw)]
                 off = _coord(0, j, sw, pl, dw)  # the column tap j reads for output column 0
                 lo_w, hi_w = valid_range(off, sw, width, ow_n)
-                _fill(dst, 0, oh_lo * ow_n - base)
-                _fill(dst, oh_hi * ow_n - base, r_hi * ow_n - base)
+                fill_run(dst, 0, oh_lo * ow_n - base)
+                fill_run(dst, oh_hi * ow_n - base, r_hi * ow_n - base)
                 if oh_lo >= oh_hi:
                     continue
                 if shifted and sh == 1:
                     shift = top * width + off
                     start = max(oh_lo * ow_n, -shift)
                     stop = max(start, min(oh_hi * ow_n, plane - shift))
-                    _copy(dst, start - base, src, start + shift, stop - start)
-                    _fill(dst, oh_lo * ow_n - base, start - base)
-                    _fill(dst, stop - base, oh_hi * ow_n - base)
+                    copy_run(dst, start - base, src, start + shift, stop - start)
+                    fill_run(dst, oh_lo * ow_n - base, start - base)
+                    fill_run(dst, stop - base, oh_hi * ow_n - base)
                     for oh in range(oh_lo, oh_hi):
-                        _fill(dst, oh * ow_n - base, oh * ow_n - base + lo_w)
-                        _fill(dst, oh * ow_n - base + hi_w, (oh + 1) * ow_n - base)
+                        fill_run(dst, oh * ow_n - base, oh * ow_n - base + lo_w)
+                        fill_run(dst, oh * ow_n - base + hi_w, (oh + 1) * ow_n - base)
                     continue
                 r, q = phase_index(off, sw)  # column ow*sw + off is phase r, index ow + q
                 for oh in range(oh_lo, oh_hi):
                     at = oh * ow_n - base
                     ih = oh * sh + top  # = _coord(oh, i, sh, pt, dh), top hoisted
-                    _fill(dst, at, at + lo_w)
+                    fill_run(dst, at, at + lo_w)
                     if sw == 1:
-                        _copy(dst, at + lo_w, src, ih * width + lo_w + off, hi_w - lo_w)
+                        copy_run(dst, at + lo_w, src, ih * width + lo_w + off, hi_w - lo_w)
                     else:
-                        _copy(dst, at + lo_w, xp[c, ih, r], lo_w + q, hi_w - lo_w)
-                    _fill(dst, at + hi_w, at + ow_n)
+                        copy_run(dst, at + lo_w, xp[c, ih, r], lo_w + q, hi_w - lo_w)
+                    fill_run(dst, at + hi_w, at + ow_n)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from numba import njit, prange
 
+from onnxkit.kernels.cpu._im2col import fill_run
 from onnxkit.kernels.cpu._math import FASTMATH, finish_rows_bias
 from onnxkit.kernels.cpu._threads import split
 from onnxkit.kernels.indexing import conv_input_coord, for_cpu, im2col_row, window_taps
@@ -73,8 +74,7 @@ def patches(x, p, kh, kw, sh, sw, dh, dw, top, left, ow_n):
         i0, i1 = _window_taps(ih0, dh, kh, height)
         j0, j1 = _window_taps(iw0, dw, kw, width)
         if i0 > 0 or i1 < kh or j0 > 0 or j1 < kw:
-            for t in range(dst.size):
-                dst[t] = 0
+            fill_run(dst, 0, dst.size)
         for i in range(i0, i1):
             for j in range(j0, j1):
                 src = flat[(ih0 + i * dh) * width + iw0 + j * dw:]

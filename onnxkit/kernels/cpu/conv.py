@@ -197,7 +197,7 @@ def _fastest(X, W, B, bias, Z4, group, g, activation, params, code, out_shape):
     pixels = g.out[0] * g.out[1]
     if dots_eligible(pixels):
         candidates["dots"] = lambda: _by_dots(X, W, bias, Z4, code, group, g, out_shape)
-    if dots_eligible(pixels) and dots_rule(pixels):
+    if "dots" in candidates and dots_rule(pixels):
         default = "dots"
     elif "winograd4" in candidates and winograd4_size_rule(g.out):
         default = "winograd4"

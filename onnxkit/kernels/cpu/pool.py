@@ -42,7 +42,7 @@ from numba import njit, prange
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty, read_only
-from onnxkit.kernels.cpu._im2col import phase_index
+from onnxkit.kernels.cpu._im2col import copy_run, phase_index
 from onnxkit.kernels.cpu._threads import split
 from onnxkit.kernels.indexing import conv_input_coord, for_cpu, window_start
 from onnxkit.ops.nn._windows import Geometry, geometry
@@ -144,18 +144,11 @@ def _flat_planes(x, kh, kw, sh, sw, pt, pl, is_max, y, lo, hi):
     n_down = (hp - kh) * wp + (ow_n - 1) * sw + 1  # up to the last output's position
     for p in range(lo, hi):
         for r in range(rows):
-            dst = buf[(r + pt) * wp + pl:(r + pt) * wp + pl + cols]
-            src = x[p, r]
-            for t in range(cols):
-                dst[t] = src[t]
-        first = buf[:n_across]
-        for t in range(n_across):
-            across[t] = first[t]
+            copy_run(buf, (r + pt) * wp + pl, x[p, r], 0, cols)
+        copy_run(across, 0, buf, 0, n_across)
         for j in range(1, kw):
             _taps_into(across, buf[j:j + n_across], n_across, is_max)
-        top = across[:n_down]
-        for t in range(n_down):
-            down[t] = top[t]
+        copy_run(down, 0, across, 0, n_down)
         for k in range(1, kh):
             _taps_into(down, across[k * wp:k * wp + n_down], n_down, is_max)
         for oh in range(oh_n):
@@ -189,9 +182,7 @@ def _pool_planes(x, kh, kw, sh, sw, dh, dw, pt, pl, is_max, y, lo, hi):
                 if ih < 0 or ih >= height:
                     continue
                 if first:
-                    src = x[p, ih]
-                    for w in range(width):
-                        t[w] = src[w]
+                    copy_run(t, 0, x[p, ih], 0, width)
                     first = False
                 else:
                     _taps_into(t, x[p, ih], width, is_max)
