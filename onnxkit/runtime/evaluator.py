@@ -47,20 +47,28 @@ def run_graph(plan: GraphPlan, feeds: Mapping[str, Any], outer: Mapping[str, Any
     env: dict[str, Any] = dict(plan.initializers)
     env.update(feeds)
     scope = env if outer is None else ChainMap(env, outer)
+    trace = state.trace
     for step in plan.steps:
-        args = [_fetch(scope, name, step, plan) if name else None for name in step.inputs]
-        start = time.perf_counter()
-        results = _invoke(step, args, scope, state, plan)
-        elapsed = time.perf_counter() - start
+        try:
+            args = [scope[name] if name else None for name in step.inputs]
+        except KeyError:
+            raise _not_available(scope, step.inputs, describe_node(step.node)) from None
+        if trace is None:
+            results = _invoke(step, args, scope, state, plan)
+        else:
+            start = time.perf_counter()
+            results = _invoke(step, args, scope, state, plan)
+            trace(TraceEvent(step.node, plan.path, step.kernel.qualified_name, tuple(args),
+                             results, time.perf_counter() - start, state.executor.trace_extra()))
         for name, value in zip(step.outputs, results):
             if name:
                 env[name] = value
-        if state.trace is not None:
-            state.trace(TraceEvent(step.node, plan.path, step.kernel.qualified_name,
-                                   tuple(args), results, elapsed, state.executor.trace_extra()))
         for name in step.free_after:
             env.pop(name, None)
-    return [_fetch(scope, name, None, plan) for name in plan.output_names]
+    try:
+        return [scope[name] for name in plan.output_names]
+    except KeyError:
+        raise _not_available(scope, plan.output_names, f"graph {plan.path or plan.name!r}") from None
 
 
 def _invoke(step: Step, args: list, scope, state: RunState, plan: GraphPlan) -> tuple:
@@ -78,14 +86,14 @@ def _invoke(step: Step, args: list, scope, state: RunState, plan: GraphPlan) -> 
             f"{describe_node(step.node)} failed in kernel {kernel.qualified_name} "
             f"(opset {step.opset}) with inputs [{shown}]: {type(exc).__name__}: {exc}"
         ) from exc
-    results = result if isinstance(result, tuple) else (result,)
-    wanted = max((i + 1 for i, n in enumerate(step.outputs) if n), default=0)
-    if len(results) < wanted:
+    results = result if type(result) is tuple else (result,)
+    if len(results) < step.wanted:
         raise KernelError(
             f"{describe_node(step.node)}: kernel {kernel.qualified_name} returned "
-            f"{len(results)} value(s), the node needs {wanted}"
+            f"{len(results)} value(s), the node needs {step.wanted}"
         )
-    return tuple(_as_value(v, state.executor) for v in results)
+    # arrays (nearly every result) as they are; numbers and the like become arrays
+    return tuple([v if type(v) is np.ndarray else _as_value(v, state.executor) for v in results])
 
 
 def _as_value(value, executor):
@@ -94,9 +102,6 @@ def _as_value(value, executor):
     return np.asarray(value)
 
 
-def _fetch(scope, name: str, step: Step | None, plan: GraphPlan):
-    try:
-        return scope[name]
-    except KeyError:
-        where = describe_node(step.node) if step is not None else f"graph {plan.path or plan.name!r}"
-        raise GraphError(f"{where}: value {name!r} is not available (an input not fed?)") from None
+def _not_available(scope, names, where: str) -> GraphError:
+    missing = next(name for name in names if name and name not in scope)
+    return GraphError(f"{where}: value {missing!r} is not available (an input not fed?)")

@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from typing import Any, Callable
 
 from onnxkit.errors import ExecutorUnavailableError
@@ -53,7 +53,7 @@ class Executor:
 class CpuExecutor(Executor):
     """Numba kernels first, reference kernels for the rest; outputs in reused buffers.
 
-    Each executor (one per Session) owns a ``BufferPool``: while a kernel runs, the
+    Each executor (one per Session) owns a ``BufferPool``: while a run is under way, the
     pool is the current one, and the kernel's ``empty(shape, dtype)`` takes a buffer
     that no live value holds any more (see ``onnxkit.kernels.cpu._buffers``). During a
     run numpy's BLAS is set to one thread: the products and the kernels share Numba's
@@ -63,25 +63,22 @@ class CpuExecutor(Executor):
     name = "cpu"
 
     def __init__(self, registries: tuple[Registry, ...]):
-        from onnxkit.kernels.cpu._buffers import BufferPool, release, using_pool
+        from onnxkit.kernels.cpu._buffers import BufferPool
 
         super().__init__(registries)
         self.pool = BufferPool()
-        self._using, self._release = using_pool, release
 
+    @contextmanager
     def running(self):
         from onnxkit.kernels.cpu._blas import one_blas_thread
+        from onnxkit.kernels.cpu._buffers import release, using_pool
 
-        return one_blas_thread()
-
-    def invoke(self, kernel: Kernel, args: list, attrs: dict, ctx) -> Any:
-        token = self._using(self.pool)
+        token = using_pool(self.pool)
         try:
-            if ctx is None:
-                return kernel.fn(*args, **attrs)
-            return kernel.fn(*args, ctx=ctx, **attrs)
+            with one_blas_thread():
+                yield
         finally:
-            self._release(token)
+            release(token)
 
 
 def _reference() -> Executor:

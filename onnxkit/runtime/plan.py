@@ -38,6 +38,10 @@ class Step:
     outputs: tuple[str, ...]
     attrs: dict
     free_after: tuple[str, ...] = ()
+    wanted: int = field(init=False)  # how many results the kernel must return
+
+    def __post_init__(self):
+        self.wanted = max((i + 1 for i, name in enumerate(self.outputs) if name), default=0)
 
 
 @dataclass

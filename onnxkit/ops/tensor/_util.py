@@ -23,7 +23,7 @@ def normalize_axes(axes, rank: int, what: str = "axes") -> list[int]:
 
 def int_list(tensor) -> list[int]:
     """A 1-D (or scalar) integer tensor as a list of Python ints."""
-    return [int(v) for v in np.asarray(tensor).reshape(-1)]
+    return [int(v) for v in np.asarray(tensor).reshape(-1).tolist()]
 
 
 def scalar_int(tensor, what: str) -> int:

@@ -6,7 +6,7 @@
 https://onnx.ai/onnx/operators/onnx__Reshape.html
 """
 
-import numpy as np
+import math
 
 from onnxkit.ops.registry import op
 from onnxkit.ops.tensor._util import int_list
@@ -25,15 +25,15 @@ def target_shape(in_shape: tuple, shape: list[int], allowzero: int = 0) -> tuple
             dims[i] = in_shape[i]
         elif d < -1:
             raise ValueError(f"shape {shape} has a negative dimension other than -1")
-    total = int(np.prod(in_shape, dtype=np.int64))
+    total = math.prod(in_shape)
     if dims.count(-1) > 1:
         raise ValueError(f"shape {shape} has more than one -1")
     if -1 in dims:
-        known = int(np.prod([d for d in dims if d != -1], dtype=np.int64))
+        known = math.prod(d for d in dims if d != -1)
         if known == 0 or total % known:
             raise ValueError(f"cannot infer the -1 of shape {shape} for input {list(in_shape)}")
         dims[dims.index(-1)] = total // known
-    if int(np.prod(dims, dtype=np.int64)) != total:
+    if math.prod(dims) != total:
         raise ValueError(f"cannot reshape {list(in_shape)} ({total} elements) to {shape}")
     return tuple(dims)
 
