@@ -27,6 +27,8 @@ from onnxkit.shape_inference import infer_shapes
 
 #: initializers with more elements than this are left out of the shape-inference skeleton
 _SKELETON_MAX = 4096
+#: the domains onnx's shape inference has schemas for
+_SCHEMAS = ("", "ai.onnx.ml", "ai.onnx.preview.training")
 
 
 @dataclass
@@ -210,6 +212,16 @@ class Graph:
             pass
         self.types = known
 
+    def opset_imports(self) -> list:
+        """The model's opset imports, plus one for each domain a node uses that the model
+        does not import (a fusion's ``onnxkit`` nodes): without it, shape inference
+        rejects the whole graph, and every shape after the first fusion would be stale."""
+        imports = list(self.model.opset_import)
+        imported = {normalize_domain(o.domain) for o in imports}
+        for domain in sorted({normalize_domain(n.domain) for n in self.nodes} - imported):
+            imports.append(helper.make_opsetid(domain, self.opsets.get(domain, 1)))
+        return imports
+
     def _skeleton(self) -> ModelProto:
         g = GraphProto(name=self.name or "g")
         g.node.extend(self.nodes)
@@ -222,7 +234,12 @@ class Graph:
             elif name not in self.input_names:
                 g.input.append(helper.make_value_info(name, self.types.get(name) or
                                helper.make_tensor_type_proto(t.data_type, list(t.dims))))
-        m = helper.make_model(g, opset_imports=list(self.model.opset_import),
+        # what onnx has no schema for (the onnxkit domain's fused nodes) keeps the types
+        # its outputs had before the fusion, so that what follows them is still inferred
+        g.value_info.extend(helper.make_value_info(name, self.types[name])
+                            for node in self.nodes if normalize_domain(node.domain) not in _SCHEMAS
+                            for name in node.output if name in self.types)
+        m = helper.make_model(g, opset_imports=self.opset_imports(),
                               ir_version=max(self.ir_version, 4))
         m.functions.extend(self.model.functions)
         return m

@@ -7,8 +7,12 @@
 | 2     | extended  | fusions: Conv / Gemm / MatMul + activation, MatMul + Add, residual Add into Conv, LayerNorm, GELU, SkipLayerNorm, attention, Transpose / Reshape chains |
 | 3     | layout    | plans for the executors: layout (NHWC depthwise convs), in-place, buffer reuse |
 
-The level's passes repeat until none changes the graph; passes with ``repeat = False``
-(the level-3 plans) run once at the end.
+A level runs in stages, as onnxruntime applies its levels one after another: level 1's
+passes repeat until none changes the graph, then (levels 2 and 3) level 2's passes,
+which include level 1's, repeat until none does. Folding first matters: a fused node is
+in the onnxkit domain, for which onnx's shape inference has no schema, so shapes that
+only folding would make static must be static before the fusions. Passes with
+``repeat = False`` (the level-3 plans) run once at the end.
 """
 
 from __future__ import annotations
@@ -56,3 +60,8 @@ NAMES = {0: "none", 1: "basic", 2: "extended", 3: "layout"}
 
 def passes_for(level: int) -> tuple:
     return LEVELS[level]
+
+
+def stages_for(level: int) -> tuple[tuple, ...]:
+    """The pass lists run to a fixed point one after another; the last is the level's."""
+    return tuple(LEVELS[k] for k in (1, 2) if k < level) + (LEVELS[level],)

@@ -40,7 +40,6 @@ def write_model(g, reuse_source: bool = False) -> ModelProto:
     for fname in ("producer_name", "producer_version", "domain", "model_version",
                   "doc_string"):
         setattr(m, fname, getattr(g.model, fname))
-    m.opset_import.extend(g.model.opset_import)
     m.functions.extend(g.model.functions)
     _write_header(g, m)
     graph = m.graph
@@ -58,9 +57,8 @@ def write_model(g, reuse_source: bool = False) -> ModelProto:
 def _write_header(g, m: ModelProto) -> None:
     """IR version, the opsets the nodes need, metadata (the level-3 plans) into ``m``."""
     m.ir_version = g.ir_version
-    imported = {normalize_domain(o.domain) for o in m.opset_import}
-    for domain in sorted({normalize_domain(n.domain) for n in g.nodes} - imported):
-        m.opset_import.append(helper.make_opsetid(domain, g.opsets.get(domain, 1)))
+    del m.opset_import[:]
+    m.opset_import.extend(g.opset_imports())
     props = [(p.key, p.value) for p in g.model.metadata_props if p.key not in g.metadata]
     del m.metadata_props[:]
     for key, value in props + list(g.metadata.items()):

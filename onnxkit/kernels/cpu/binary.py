@@ -25,10 +25,13 @@ def apply(ufunc, A, B):
     """ufunc(A, B) into a pooled buffer, or None when the dtypes are left to the reference."""
     if A.dtype not in FLOATS or B.dtype != A.dtype:
         return None
-    try:
-        shape = np.broadcast_shapes(A.shape, B.shape)
-    except ValueError:
-        return None
+    if A.shape == B.shape:
+        shape = A.shape
+    else:
+        try:
+            shape = np.broadcast_shapes(A.shape, B.shape)
+        except ValueError:
+            return None
     out = empty(shape, A.dtype)
     ufunc(A, B, out=out)
     return out

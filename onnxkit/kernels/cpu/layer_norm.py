@@ -13,6 +13,8 @@ https://onnx.ai/onnx/operators/onnx__LayerNormalization.html
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit, prange
 
@@ -62,7 +64,7 @@ def _rows(X, axis):
     if X.dtype not in FLOATS or X.size == 0 or not -X.ndim <= axis < X.ndim:
         return None
     start = axis % X.ndim
-    d = int(np.prod(X.shape[start:]))
+    d = math.prod(X.shape[start:])
     return start, d, np.ascontiguousarray(X).reshape(-1, d)
 
 

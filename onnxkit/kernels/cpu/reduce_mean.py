@@ -11,6 +11,8 @@ https://onnx.ai/onnx/operators/onnx__GlobalAveragePool.html
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -46,7 +48,7 @@ def trailing_mean(X, axes: tuple, keepdims: bool):
     lead = X.shape[:X.ndim - len(axes)]
     shape = lead + (1,) * len(axes) if keepdims else lead
     Y = empty(shape, X.dtype)
-    row_means(read_only(np.ascontiguousarray(X)).reshape(int(np.prod(lead, dtype=np.int64)), -1),
+    row_means(read_only(np.ascontiguousarray(X)).reshape(math.prod(lead), -1),
               Y.reshape(-1))
     return Y
 

@@ -88,7 +88,7 @@ def softmax_matrix(x2d):
 def _fast(X, rows_at):
     if X.dtype not in FLOATS or X.ndim == 0 or X.size == 0:
         return None
-    rows = int(np.prod(X.shape[:rows_at]))
+    rows = math.prod(X.shape[:rows_at])
     # read-only, whatever X's flags: one compiled signature (``_buffers.read_only``)
     return softmax_matrix(read_only(np.ascontiguousarray(X).reshape(rows, -1))).reshape(X.shape)
 

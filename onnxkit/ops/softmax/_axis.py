@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 import ml_dtypes
@@ -37,6 +38,6 @@ def along_axis(x: np.ndarray, axis: int, fn: Callable) -> np.ndarray:
 def coerced_2d(x: np.ndarray, axis: int, fn: Callable) -> np.ndarray:
     """``fn`` on the rows of X seen as a 2-D matrix split at ``axis`` (versions 1 and 11)."""
     a = _axis(x, axis) if x.ndim else 0
-    rows = int(np.prod(x.shape[:a], dtype=np.int64))
-    matrix = x.reshape(rows, int(np.prod(x.shape[a:], dtype=np.int64)))
+    rows = math.prod(x.shape[:a])
+    matrix = x.reshape(rows, math.prod(x.shape[a:]))
     return along_axis(matrix, 1, fn).reshape(x.shape)

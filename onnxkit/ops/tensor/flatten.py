@@ -1,7 +1,7 @@
 """Flatten: to 2-D, (d_0 * ... * d_{axis-1}, d_axis * ... * d_n); axis in [-r, r].
 https://onnx.ai/onnx/operators/onnx__Flatten.html"""
 
-import numpy as np
+import math
 
 from onnxkit.ops.registry import op
 
@@ -14,6 +14,6 @@ def flatten(data, *, axis=1):
                          f"(accepted: [{-rank}, {rank}])")
     if axis < 0:
         axis += rank
-    outer = int(np.prod(data.shape[:axis], dtype=np.int64))
-    inner = int(np.prod(data.shape[axis:], dtype=np.int64))
+    outer = math.prod(data.shape[:axis])
+    inner = math.prod(data.shape[axis:])
     return data.reshape(outer, inner)

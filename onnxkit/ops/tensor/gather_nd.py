@@ -8,6 +8,8 @@
 https://onnx.ai/onnx/operators/onnx__GatherND.html
 """
 
+import math
+
 import numpy as np
 
 from onnxkit.ops.registry import op
@@ -27,8 +29,8 @@ def gather_nd(data, indices, *, batch_dims=0):
                          f"{data.ndim} with batch_dims={b}")
     # each index tuple copies a slice of data: the output multiplies both sizes
     check_allocation(indices.shape[:-1] + data.shape[b + k:], data.dtype, "GatherND output")
-    n_batch = int(np.prod(data.shape[:b], dtype=np.int64))
-    n_tuples = int(np.prod(indices.shape[b:-1], dtype=np.int64))
+    n_batch = math.prod(data.shape[:b])
+    n_tuples = math.prod(indices.shape[b:-1])
     flat_data = data.reshape((n_batch,) + data.shape[b:])
     tuples = indices.astype(np.int64).reshape(n_batch, n_tuples, k)
     for j in range(k):
