@@ -673,15 +673,16 @@ def test_pool_grow_only_past_the_furthest_value_handed_out():
     try:
         from onnxkit.kernels.cpu._buffers import grown
 
-        x = empty((2, 1000), np.float32, capacity=4 * 4000)
+        row = 10_000  # floats: 2 rows are a pooled size (over 64 KiB)
+        x = empty((2, row), np.float32, capacity=4 * 4 * row)
         x[...] = 7
-        y = grown(x, (3, 1000))  # room for one more row, in x's own buffer
+        y = grown(x, (3, row))  # room for one more row, in x's own buffer
         assert y is not None and y.ctypes.data == x.ctypes.data
         np.testing.assert_array_equal(y[:2], 7)
-        assert grown(x, (3, 1000)) is None  # y reaches past x: x cannot grow again
-        assert grown(y, (5, 1000)) is None  # past the buffer's capacity
-        assert grown(y[1:], (3, 1000)) is None  # does not start the buffer
-        assert grown(np.zeros((2, 1000), np.float32), (3, 1000)) is None  # not pooled
+        assert grown(x, (3, row)) is None  # y reaches past x: x cannot grow again
+        assert grown(y, (5, row)) is None  # past the buffer's capacity
+        assert grown(y[1:], (3, row)) is None  # does not start the buffer
+        assert grown(np.zeros((2, row), np.float32), (3, row)) is None  # not pooled
     finally:
         release(token)
 
@@ -689,7 +690,7 @@ def test_pool_grow_only_past_the_furthest_value_handed_out():
 def test_a_concat_chain_grows_in_place_and_a_shared_prefix_is_copied():
     """x1 = Concat(x0, a), x2 = Concat(x1, b) (DenseNet's chain) build in one buffer; a
     second Concat(x1, c) must not write over x2's tail."""
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 32, 32])  # pooled sizes
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 64, 64])  # pooled sizes
     nodes = [helper.make_node("Relu", ["x"], ["x0"]),
              helper.make_node("Neg", ["x0"], ["a"]),
              helper.make_node("Concat", ["x0", "a"], ["x1"], axis=1, name="c1"),
@@ -701,7 +702,7 @@ def test_a_concat_chain_grows_in_place_and_a_shared_prefix_is_copied():
     graph = helper.make_graph(nodes, "g", [x], [helper.make_empty_tensor_value_info("y"),
                                                 helper.make_empty_tensor_value_info("x2")])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=10)
-    feeds = {"x": f32(1, 4, 32, 32)}
+    feeds = {"x": f32(1, 4, 64, 64)}
     expected = onnxkit.Session(model).run(None, feeds)
     sess = onnxkit.Session(model, executor="cpu")
     addresses = {}

@@ -40,7 +40,7 @@ from onnxkit.kernels.cpu._banded import band_rows, banded_conv, eligible as band
 from onnxkit.kernels.cpu._banded import pointwise_bands, pointwise_eligible, pointwise_width
 from onnxkit.kernels.cpu._banded import scratch_shape
 from onnxkit.kernels.cpu._blas import matmul, with_library
-from onnxkit.kernels.cpu._buffers import empty, forget_laid_out, keep_laid_out, read_only
+from onnxkit.kernels.cpu._buffers import empty, forget_laid_out, keep_laid_out, laid_out, read_only
 from onnxkit.kernels.cpu._buffers import zeros_read_only
 from onnxkit.kernels.cpu._depthwise import depthwise_conv, depthwise_conv_nhwc
 from onnxkit.kernels.cpu._depthwise_3x3 import direct_3x3
@@ -86,7 +86,7 @@ def _supported(X, W, B, Z, group, kernel_shape) -> bool:
 
 
 def _key(values):
-    return None if values is None else tuple(int(v) for v in values)
+    return None if values is None else tuple(map(int, values))
 
 
 @lru_cache(maxsize=1024)
@@ -108,7 +108,7 @@ def _depthwise(X, W, bias, Z4, Y, g, code):
     if (Y.shape[2] * Y.shape[3] <= SMALL_PLANE and X.shape[1] >= 32 and W.shape[0] == X.shape[1]
             and not direct_3x3(W.shape[2:], g.strides, g.dilations, g.begin, X.shape[2:],
                              Y.shape[2:])):
-        w_last = np.ascontiguousarray(W[:, 0].transpose(1, 2, 0))
+        w_last = read_only(laid_out(W, "depthwise channels-last", _channels_last_weights))
         y_last = np.empty(Y.shape[2:] + Y.shape[1:2], X.dtype)
         for i in range(X.shape[0]):
             x_last = np.ascontiguousarray(X[i].transpose(1, 2, 0))
@@ -121,6 +121,10 @@ def _depthwise(X, W, bias, Z4, Y, g, code):
     z = read_only(_NO_Z4[X.dtype] if Z4 is None else np.ascontiguousarray(Z4))
     depthwise_conv(X, read_only(np.ascontiguousarray(W)), bias, z, Z4 is not None, *args, act,
                    p0, p1, Y)
+
+
+def _channels_last_weights(W):
+    return np.ascontiguousarray(W[:, 0].transpose(1, 2, 0))
 
 
 def conv2d(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, params):

@@ -8,6 +8,7 @@ executor adds is the output buffer from the session's pool (no page faults on ev
 run), and for a Concat whose inputs lie one after another in its output (the concat
 axis is the outermost one of size > 1), growth in place: the output is built in the
 first input's buffer when that has room, so a chain of Concats copies each piece once.
+An output too small for the pool (``_buffers.SMALL``) is numpy's own concatenate.
 Transpose has no kernel here: the reference returns a view, which costs nothing.
 https://onnx.ai/onnx/operators/onnx__Gather.html  https://onnx.ai/onnx/operators/onnx__Concat.html
 """
@@ -19,7 +20,7 @@ import math
 import numpy as np
 
 from onnxkit.kernels.cpu import CPU
-from onnxkit.kernels.cpu._buffers import empty, grown
+from onnxkit.kernels.cpu._buffers import SMALL, empty, grown
 from onnxkit.ops.registry import op
 from onnxkit.ops.tensor import concat as ref_concat
 from onnxkit.ops.tensor import gather as ref_gather
@@ -54,6 +55,8 @@ def concat(*inputs, axis):
     if any(t.shape[:axis] != base[:axis] or t.shape[axis + 1:] != base[axis + 1:] for t in inputs):
         return ref_concat.concat(*inputs, axis=axis)
     shape = base[:axis] + (sum(t.shape[axis] for t in inputs),) + base[axis + 1:]
+    if math.prod(shape) * inputs[0].itemsize < SMALL:  # not pooled: numpy's own is quickest
+        return np.concatenate(inputs, axis=axis)
     if all(d == 1 for d in base[:axis]):  # the inputs lie one after another in the output
         return _append(inputs, shape)
     out = empty(shape, inputs[0].dtype)
