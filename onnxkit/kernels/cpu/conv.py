@@ -31,8 +31,6 @@ https://onnx.ai/onnx/operators/onnx__Conv.html
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 
 from onnxkit.kernels.cpu import CPU
@@ -45,6 +43,7 @@ from onnxkit.kernels.cpu._buffers import zeros_read_only
 from onnxkit.kernels.cpu._depthwise import depthwise_conv, depthwise_conv_nhwc
 from onnxkit.kernels.cpu._depthwise_3x3 import direct_3x3
 from onnxkit.kernels.cpu._epilogue import epilogue_rows
+from onnxkit.kernels.cpu._geometry import layer_geometry
 from onnxkit.kernels.cpu._im2col import im2col, phase_shape, phases
 from onnxkit.kernels.cpu._math import split_activation
 from onnxkit.kernels.cpu._pixel_dots import eligible as dots_eligible, pixel_dots_conv
@@ -57,7 +56,7 @@ from onnxkit.kernels.cpu._winograd4 import eligible as winograd4_eligible
 from onnxkit.kernels.cpu._winograd4 import size_rule as winograd4_size_rule, winograd4_conv
 from onnxkit.kernels.cpu.activations import activate_in_place
 from onnxkit.ops.fused.fused_conv import fused_conv as reference_fused_conv
-from onnxkit.ops.nn._windows import geometry, pad_for_windows, tap_slices
+from onnxkit.ops.nn._windows import pad_for_windows, tap_slices
 from onnxkit.ops.nn.conv import conv as reference_conv
 from onnxkit.ops.registry import op
 from onnxkit.runtime.limits import check_allocation
@@ -83,16 +82,6 @@ def _supported(X, W, B, Z, group, kernel_shape) -> bool:
     c, m = X.shape[1], W.shape[0]
     return (group >= 1 and c == W.shape[1] * group and m % group == 0 and X.size > 0
             and W.size > 0)
-
-
-def _key(values):
-    return None if values is None else tuple(map(int, values))
-
-
-@lru_cache(maxsize=1024)
-def _geometry(in_shape, kernel, strides, dilations, pads, auto_pad):
-    """``geometry`` (the reference's window arithmetic), memoized per layer."""
-    return geometry(in_shape, kernel, strides, dilations, pads, auto_pad)
 
 
 def _as_2d(values, fill: int):
@@ -138,7 +127,7 @@ def conv2d(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, pa
         dilations, strides = _as_2d(dilations, 1), _as_2d(strides, 1)
         if pads is not None:
             pads = [0, pads[0], 0, pads[1]]
-    g = _geometry(X.shape[2:], W.shape[2:], _key(strides), _key(dilations), _key(pads), auto_pad)
+    g = layer_geometry(X.shape[2:], W.shape[2:], strides, dilations, pads, auto_pad)
     n, c = X.shape[:2]
     m, cg = W.shape[:2]
     oh, ow = g.out
@@ -341,7 +330,7 @@ def conv_nd(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, p
     one product per image and group (``matmul``, on the Numba threads: the reference's
     ``np.matmul`` gets one BLAS thread during a run), the epilogue over the whole output.
     None when Z's shape is not the output's (the reference reports it)."""
-    g = _geometry(X.shape[2:], W.shape[2:], _key(strides), _key(dilations), _key(pads), auto_pad)
+    g = layer_geometry(X.shape[2:], W.shape[2:], strides, dilations, pads, auto_pad)
     n, c = X.shape[:2]
     m = W.shape[0]
     out_shape = (n, m) + tuple(g.out)

