@@ -16,7 +16,6 @@ from __future__ import annotations
 import numpy as np
 from onnx import ModelProto, TensorProto, helper
 
-from onnxkit.ops.registry import normalize_domain
 from onnxkit.optimizer.nodes import node_reads
 
 
