@@ -10,7 +10,8 @@ from onnxkit.ops.nn._windows import Geometry, geometry
 
 
 def _key(values):
-    return None if values is None else tuple(map(int, values))
+    # numpy integers hash and compare as the ints they hold: no conversion needed
+    return values if values is None or type(values) is tuple else tuple(values)
 
 
 @lru_cache(maxsize=1024)
@@ -21,5 +22,5 @@ def _cached(in_shape, kernel, strides, dilations, pads, auto_pad, ceil_mode) -> 
 def layer_geometry(in_shape, kernel, strides=None, dilations=None, pads=None,
                    auto_pad="NOTSET", ceil_mode=0) -> Geometry:
     """``geometry(...)`` for these arguments (lists or tuples), computed once per layer."""
-    return _cached(tuple(in_shape), _key(kernel), _key(strides), _key(dilations), _key(pads),
-                   auto_pad, int(ceil_mode))
+    return _cached(_key(in_shape), _key(kernel), _key(strides), _key(dilations), _key(pads),
+                   auto_pad, ceil_mode)
