@@ -58,10 +58,7 @@ LEVELS = {0: (), 1: BASIC, 2: EXTENDED, 3: LAYOUT}
 NAMES = {0: "none", 1: "basic", 2: "extended", 3: "layout"}
 
 
-def passes_for(level: int) -> tuple:
-    return LEVELS[level]
-
-
 def stages_for(level: int) -> tuple[tuple, ...]:
-    """The pass lists run to a fixed point one after another; the last is the level's."""
-    return tuple(LEVELS[k] for k in (1, 2) if k < level) + (LEVELS[level],)
+    """The pass lists run to a fixed point one after another; the last is the level's.
+    Level 3 repeats level 2's passes (its plans run once), so it is level 1, then itself."""
+    return ((BASIC,) if level >= 2 else ()) + (LEVELS[level],)
