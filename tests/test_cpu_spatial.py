@@ -1,5 +1,5 @@
 """Spatial kernels that replaced reference fallbacks on the ``cpu`` executor: 3-D
-convolutions (``conv.conv_nd``: columns per kernel tap, the products on the Numba
+convolutions (``_conv_nd.conv_nd``: columns per kernel tap, the products on the Numba
 threads, the epilogue), ConvTranspose and InstanceNormalization. Oracle: onnxruntime
 on the unfused model (onnx.reference for float64, which onnxruntime's Conv does not
 take)."""

@@ -24,6 +24,7 @@ from time import perf_counter
 #: (key, winner, {candidate: best ms}) for every key timed in this process
 TUNING_LOG: list = []
 _CHOSEN: dict = {}
+_ON_FORGET: list = []  # what else forgets with the decisions (memos built on them)
 RUNS = 3  # per candidate; the best one counts
 
 
@@ -65,3 +66,10 @@ def forget() -> None:
     """Drop every decision (the next call of each key times again)."""
     _CHOSEN.clear()
     TUNING_LOG.clear()
+    for clear in _ON_FORGET:
+        clear()
+
+
+def on_forget(clear) -> None:
+    """Call ``clear()`` whenever ``forget`` drops the decisions."""
+    _ON_FORGET.append(clear)

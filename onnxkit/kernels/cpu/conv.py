@@ -24,7 +24,7 @@
         whichever ran faster for this layer (``_tuning``)
 
 1-D convolutions run as 2-D ones of height 1. 3-D and up (``conv_nd``): per image, the
-columns by one numpy copy per kernel tap, one BLAS product per group on the Numba
+columns by one numpy copy per kernel tap (``_conv_nd``), one BLAS product per group on the Numba
 threads, then the epilogue. Non-float dtypes run the reference kernel.
 https://onnx.ai/onnx/operators/onnx__Conv.html
 """
@@ -39,13 +39,12 @@ from onnxkit.kernels.cpu._banded import pointwise_bands, pointwise_eligible, poi
 from onnxkit.kernels.cpu._banded import scratch_shape
 from onnxkit.kernels.cpu._blas import matmul, with_library
 from onnxkit.kernels.cpu._buffers import empty, forget_laid_out, keep_laid_out, laid_out, read_only
-from onnxkit.kernels.cpu._buffers import zeros_read_only
+from onnxkit.kernels.cpu._conv_layer import LAYERS, Layer, layer_key, remember
 from onnxkit.kernels.cpu._depthwise import depthwise_conv, depthwise_conv_nhwc
 from onnxkit.kernels.cpu._depthwise_3x3 import direct_3x3
+from onnxkit.kernels.cpu._conv_nd import conv_nd
 from onnxkit.kernels.cpu._epilogue import epilogue_rows
-from onnxkit.kernels.cpu._geometry import layer_geometry
 from onnxkit.kernels.cpu._im2col import im2col, phase_shape, phases
-from onnxkit.kernels.cpu._math import split_activation
 from onnxkit.kernels.cpu._pixel_dots import eligible as dots_eligible, pixel_dots_conv
 from onnxkit.kernels.cpu._pixel_dots import rule as dots_rule
 from onnxkit.kernels.cpu._tuning import chosen, pick
@@ -56,10 +55,9 @@ from onnxkit.kernels.cpu._winograd4 import eligible as winograd4_eligible
 from onnxkit.kernels.cpu._winograd4 import size_rule as winograd4_size_rule, winograd4_conv
 from onnxkit.kernels.cpu.activations import activate_in_place
 from onnxkit.ops.fused.fused_conv import fused_conv as reference_fused_conv
-from onnxkit.ops.nn._windows import pad_for_windows, tap_slices
 from onnxkit.ops.nn.conv import conv as reference_conv
 from onnxkit.ops.registry import op
-from onnxkit.runtime.limits import check_allocation
+from onnxkit.runtime.limits import check_allocation, current_limits
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _NO_PHASES = {t: np.zeros((1, 1, 1, 1), t) for t in FLOATS}
@@ -89,27 +87,25 @@ def _as_2d(values, fill: int):
     return None if values is None else [fill] + list(values)
 
 
-def _depthwise(X, W, bias, Z4, Y, g, code):
+def _depthwise(X, W, bias, Z4, L):
     """Planar kernel, or channels-last for small output planes with many channels."""
-    act, p0, p1 = code
-    p0, p1 = X.dtype.type(p0), X.dtype.type(p1)
-    args = g.strides + g.dilations + g.begin[:2]
-    if (Y.shape[2] * Y.shape[3] <= SMALL_PLANE and X.shape[1] >= 32 and W.shape[0] == X.shape[1]
-            and not direct_3x3(W.shape[2:], g.strides, g.dilations, g.begin, X.shape[2:],
-                             Y.shape[2:])):
+    Y = empty(L.out_shape, X.dtype)
+    act = L.code[0]
+    if L.last:
         w_last = read_only(laid_out(W, "depthwise channels-last", _channels_last_weights))
         y_last = np.empty(Y.shape[2:] + Y.shape[1:2], X.dtype)
         for i in range(X.shape[0]):
             x_last = np.ascontiguousarray(X[i].transpose(1, 2, 0))
             z_last = (_NO_Z3[X.dtype] if Z4 is None
                       else np.ascontiguousarray(Z4[i].transpose(1, 2, 0)))
-            depthwise_conv_nhwc(x_last, w_last, bias, z_last, Z4 is not None, *args, act, p0,
-                                p1, y_last)
+            depthwise_conv_nhwc(x_last, w_last, bias, z_last, Z4 is not None,
+                                *L.depthwise_args, act, L.p0, L.p1, y_last)
             np.copyto(Y[i], y_last.transpose(2, 0, 1))
-        return
+        return Y
     z = read_only(_NO_Z4[X.dtype] if Z4 is None else np.ascontiguousarray(Z4))
-    depthwise_conv(X, read_only(np.ascontiguousarray(W)), bias, z, Z4 is not None, *args, act,
-                   p0, p1, Y)
+    depthwise_conv(X, read_only(np.ascontiguousarray(W)), bias, z, Z4 is not None,
+                   *L.depthwise_args, act, L.p0, L.p1, Y)
+    return Y
 
 
 def _channels_last_weights(W):
@@ -127,36 +123,101 @@ def conv2d(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, pa
         dilations, strides = _as_2d(dilations, 1), _as_2d(strides, 1)
         if pads is not None:
             pads = [0, pads[0], 0, pads[1]]
-    g = layer_geometry(X.shape[2:], W.shape[2:], strides, dilations, pads, auto_pad)
-    n, c = X.shape[:2]
-    m, cg = W.shape[:2]
-    oh, ow = g.out
-    out_shape = (n, m, oh, ow)
-    if Z is not None and Z.shape != ((n, m, ow) if one_d else out_shape):
+    key = layer_key(X, W, Z is not None, auto_pad, dilations, group, pads, strides,
+                    activation, params)
+    L = LAYERS.get(key)
+    if L is None:
+        L = Layer(X, W, auto_pad, dilations, group, pads, strides, activation, params)
+        _route(L, X, W)
+        remember(key, L)
+    out_shape = L.out_shape
+    if Z is not None and Z.shape != ((out_shape[0], out_shape[1], out_shape[3]) if one_d
+                                     else out_shape):
         return None
     Z4 = None if Z is None else Z.reshape(out_shape)
-    code, after = split_activation(activation, params)
-    if after is not None:  # Sigmoid, Tanh, Swish: a pass of their own once Y is done
-        activation, params = "", None
     # what the kernels only read goes to them read-only: one signature per dtype (``read_only``)
     X = read_only(np.ascontiguousarray(X))
-    bias = zeros_read_only(m, X.dtype) if B is None else read_only(B)
-    if group == c and cg == 1 and code is not None:
-        Y = empty(out_shape, X.dtype)
-        _depthwise(X, W, bias, Z4, Y, g, code)
-    elif code is not None and winograd_eligible(X, W, group, g.strides, g.dilations):
-        Y = _fastest(X, W, B, bias, Z4, group, g, activation, params, code, out_shape)
-    elif code is not None and dots_eligible(oh * ow):
-        Y = pick(("conv dots", X.shape, W.shape, group, g.begin, g.strides, g.dilations),
-                 {"dots": lambda: _by_dots(X, W, bias, Z4, code, group, g, out_shape),
-                  "im2col": lambda: _by_product(X, W, B, bias, Z4, group, g, activation,
-                                                params, code, out_shape)},
-                 "dots" if dots_rule(oh * ow) else "im2col")
-    else:
-        Y = _by_product(X, W, B, bias, Z4, group, g, activation, params, code, out_shape)
-    if after is not None:
-        activate_in_place(Y, after)
+    Y = L.route(X, W, B, L.no_bias if B is None else read_only(B), Z4, L)
+    if L.after is not None:
+        activate_in_place(Y, L.after)
     return Y[:, :, 0, :] if one_d else Y
+
+
+def _route(L, X, W):
+    """Decide, once per layer, which path serves it (``L.route``): depthwise, a choice
+    among candidates (timed on the first call, ``_choose``), or im2col + BLAS."""
+    g, code, group = L.g, L.code, L.group
+    c, (m, cg) = X.shape[1], W.shape[:2]
+    pixels = g.out[0] * g.out[1]
+    if group == c and cg == 1 and code is not None:
+        L.route = _run_depthwise
+        L.last = (pixels <= SMALL_PLANE and c >= 32 and m == c
+                  and not direct_3x3(W.shape[2:], g.strides, g.dilations, g.begin,
+                                     X.shape[2:], g.out))
+    elif code is not None and winograd_eligible(X, W, group, g.strides, g.dilations):
+        L.candidates = {"winograd": _run_winograd, "im2col": _run_im2col}
+        if winograd4_eligible(X, W, group, g.strides, g.dilations):
+            L.candidates["winograd4"] = _run_winograd4
+        if dots_eligible(pixels):
+            L.candidates["dots"] = _run_dots
+        if "dots" in L.candidates and dots_rule(pixels):
+            L.default = "dots"
+        elif "winograd4" in L.candidates and winograd4_size_rule(g.out):
+            L.default = "winograd4"
+        else:
+            L.default = "winograd" if winograd_size_rule(W, g.out) else "im2col"
+        L.pick_key = ("conv", X.shape, W.shape, g.begin, g.out)
+        L.route = _choose
+    elif code is not None and dots_eligible(pixels):
+        L.candidates = {"dots": _run_dots, "im2col": _run_product}
+        L.default = "dots" if dots_rule(pixels) else "im2col"
+        L.pick_key = ("conv dots", X.shape, W.shape, group, g.begin, g.strides, g.dilations)
+        L.route = _choose
+    else:
+        L.route = _run_product
+
+
+def _choose(X, W, B, bias, Z4, L):
+    """A layer's first call: ``pick`` runs the candidate timed fastest on this machine
+    (the static rule's ``L.default`` when tuning is off), which then serves the layer's
+    later calls directly. The transformed weights of the algorithms not chosen are
+    dropped."""
+    Y = pick(L.pick_key, {name: (lambda run=run: run(X, W, B, bias, Z4, L))
+                          for name, run in L.candidates.items()}, L.default)
+    kept = chosen(L.pick_key) or L.default
+    L.route = L.candidates[kept]
+    if kept in _TRANSFORMED:
+        keep_laid_out(W, _TRANSFORMED[kept])
+    for name, tag in _TRANSFORMED.items():
+        if name != kept and name in L.candidates:  # unless another layer chose it
+            forget_laid_out(W, tag)
+    return Y
+
+
+# the paths, each called as route(X, W, B, bias, Z4, layer)
+def _run_depthwise(X, W, B, bias, Z4, L):
+    return _depthwise(X, W, bias, Z4, L)
+
+
+def _run_winograd(X, W, B, bias, Z4, L):
+    return winograd_conv(X, W, bias, Z4, L.code, L.g.begin, L.out_shape)
+
+
+def _run_winograd4(X, W, B, bias, Z4, L):
+    return winograd4_conv(X, W, bias, Z4, L.code, L.g.begin, L.out_shape)
+
+
+def _run_im2col(X, W, B, bias, Z4, L):
+    return _gemm_conv(X, W, B, Z4, L.group, L.g, L.activation, L.params)
+
+
+def _run_dots(X, W, B, bias, Z4, L):
+    return _by_dots(X, W, bias, Z4, L)
+
+
+def _run_product(X, W, B, bias, Z4, L):
+    return _by_product(X, W, B, bias, Z4, L.group, L.g, L.activation, L.params, L.code,
+                       L.out_shape)
 
 
 def _by_product(X, W, B, bias, Z4, group, g, activation, params, code, out_shape):
@@ -177,54 +238,21 @@ def _by_product(X, W, B, bias, Z4, group, g, activation, params, code, out_shape
     return _gemm_conv(X, W, B, Z4, group, g, activation, params)
 
 
-def _fastest(X, W, B, bias, Z4, group, g, activation, params, code, out_shape):
-    """A 3x3 stride-1 layer: Winograd F(4x4, 3x3), F(2x2, 3x3) or im2col, whichever
-    ``_tuning`` measured fastest for its shapes (the static rule when tuning is off).
-    The transformed weights of the algorithms not chosen are dropped."""
-    candidates = {
-        "winograd": lambda: winograd_conv(X, W, bias, Z4, code, g.begin, out_shape),
-        "im2col": lambda: _gemm_conv(X, W, B, Z4, group, g, activation, params)}
-    if winograd4_eligible(X, W, group, g.strides, g.dilations):
-        candidates["winograd4"] = lambda: winograd4_conv(X, W, bias, Z4, code, g.begin,
-                                                         out_shape)
-    pixels = g.out[0] * g.out[1]
-    if dots_eligible(pixels):
-        candidates["dots"] = lambda: _by_dots(X, W, bias, Z4, code, group, g, out_shape)
-    if "dots" in candidates and dots_rule(pixels):
-        default = "dots"
-    elif "winograd4" in candidates and winograd4_size_rule(g.out):
-        default = "winograd4"
-    else:
-        default = "winograd" if winograd_size_rule(W, g.out) else "im2col"
-    key = ("conv", X.shape, W.shape, g.begin, g.out)
-    Y = pick(key, candidates, default)
-    kept = chosen(key) or default
-    if kept in _TRANSFORMED:
-        keep_laid_out(W, _TRANSFORMED[kept])
-    for name, tag in _TRANSFORMED.items():
-        if name != kept:  # unless another layer with these weights chose it
-            forget_laid_out(W, tag)
-    return Y
-
-
-def _by_dots(X, W, bias, Z4, code, group, g, out_shape):
+def _by_dots(X, W, bias, Z4, L):
     """A layer of few output pixels: per image, its patches, one dot product per output
     value and the epilogue in one call (``_pixel_dots``)."""
-    n, c = X.shape[:2]
-    m, _, kh, kw = W.shape
-    pixels = g.out[0] * g.out[1]
-    check_allocation((pixels, c * kh * kw), X.dtype, "Conv patches")
-    patches = empty((pixels, c * kh * kw), X.dtype)
-    Y = empty(out_shape, X.dtype)
+    if L.patch_bytes > current_limits().max_tensor_bytes:
+        check_allocation(L.patch_shape, X.dtype, "Conv patches")  # raises
+    patches = empty(L.patch_shape, X.dtype)
+    Y = empty(L.out_shape, X.dtype)
+    m, pixels = L.out_shape[1], L.patch_shape[0]
     w = read_only(np.ascontiguousarray(W).reshape(m, -1))
-    act, p0, p1 = code
-    t = X.dtype.type
-    for i in range(n):
+    act = L.code[0]
+    for i in range(X.shape[0]):
         z = read_only(_NO_Z2[X.dtype] if Z4 is None
                       else np.ascontiguousarray(Z4[i]).reshape(m, pixels))
-        pixel_dots_conv(X[i], w, bias, z, Z4 is not None, act, t(p0), t(p1),
-                        Y[i].reshape(m, pixels), patches, t(0), kh, kw, *g.strides,
-                        *g.dilations, *g.begin[:2], g.out[1], group)
+        pixel_dots_conv(X[i], w, bias, z, Z4 is not None, act, L.p0, L.p1,
+                        Y[i].reshape(m, pixels), patches, L.zero, *L.dots_args)
     return Y
 
 
@@ -322,33 +350,6 @@ def _gemm_conv(X, W, B, Z4, group, g, activation, params):
         matmul(weights, src, Y[i].reshape(group, m // group, oh * ow))
     rows = Y.reshape(n * m, oh * ow)
     zrows = None if Z4 is None else np.ascontiguousarray(Z4).reshape(n * m, oh * ow)
-    return epilogue_rows(rows, B, zrows, activation, params).reshape(out_shape)
-
-
-def conv_nd(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, params):
-    """3-D and up: columns (C, taps, positions) by one strided numpy copy per kernel tap,
-    one product per image and group (``matmul``, on the Numba threads: the reference's
-    ``np.matmul`` gets one BLAS thread during a run), the epilogue over the whole output.
-    None when Z's shape is not the output's (the reference reports it)."""
-    g = layer_geometry(X.shape[2:], W.shape[2:], strides, dilations, pads, auto_pad)
-    n, c = X.shape[:2]
-    m = W.shape[0]
-    out_shape = (n, m) + tuple(g.out)
-    if Z is not None and Z.shape != out_shape:
-        return None
-    taps, positions = int(np.prod(g.kernel)), int(np.prod(g.out))
-    check_allocation((c * taps, positions), X.dtype, "Conv im2col columns")
-    cols = empty((c, taps, positions), X.dtype)
-    Y = empty(out_shape, X.dtype)
-    weights = np.ascontiguousarray(W).reshape(group, m // group, -1)
-    for i in range(n):
-        xp = pad_for_windows(X[i:i + 1], g)[0]
-        for t, tap in enumerate(np.ndindex(*g.kernel)):
-            np.copyto(cols[:, t].reshape((c,) + tuple(g.out)), xp[tap_slices(g, tap)[1:]])
-        src = cols.reshape(group, -1, positions)
-        matmul(weights, src, Y[i].reshape(group, m // group, positions))
-    rows = Y.reshape(n * m, positions)
-    zrows = None if Z is None else np.ascontiguousarray(Z).reshape(n * m, positions)
     return epilogue_rows(rows, B, zrows, activation, params).reshape(out_shape)
 
 

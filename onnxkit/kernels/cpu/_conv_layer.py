@@ -1,0 +1,83 @@
+"""What a convolution layer's calls have in common, worked out on its first call.
+
+    layer = LAYERS.get(key)        # key: shapes, dtype, attributes (``layer_key``)
+    layer.route(X, W, B, bias, Z4, layer)
+
+A Conv node is called once per run with the same shapes and attributes, and each call
+used to work everything out again before its kernel: the window geometry, the activation
+code, which algorithm serves the layer (tests of eligibility, then ``_tuning.pick`` with
+its candidates), the dtype-typed scalars and argument tuples of the kernel. On the late
+layers of a small-input network, whose kernels take 1-20 us, that was 8-10 us a call.
+``Layer`` holds all of it; the first call fills it, later calls look it up by value and
+run the chosen route at once.
+
+The memo forgets everything with ``_tuning.forget()`` (which the choices came from), and
+its key holds ``_tuning.tuning()`` (the static rule and the timed choice can differ).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onnxkit.kernels.cpu._buffers import is_constant, read_only
+from onnxkit.kernels.cpu._geometry import layer_geometry
+from onnxkit.kernels.cpu._math import split_activation
+from onnxkit.kernels.cpu._tuning import on_forget, tuning
+
+LAYERS: dict = {}
+MAX_LAYERS = 4096  # distinct layer shapes remembered; past this the memo starts again
+
+
+def _tuple(values):
+    return values if values is None or type(values) is tuple else tuple(values)
+
+
+def layer_key(X, W, has_z, auto_pad, dilations, group, pads, strides, activation, params):
+    """The layer's shapes, dtype and attributes, by value. Whether W is a constant counts
+    only where the algorithm depends on it (3x3, one group: Winograd needs constant W)."""
+    constant = is_constant(W) if group == 1 and W.shape[2:] == (3, 3) else None
+    return (X.shape, W.shape, X.dtype, group, auto_pad, activation, _tuple(strides),
+            _tuple(dilations), _tuple(pads), _tuple(params), has_z, constant, tuning())
+
+
+class Layer:
+    """One layer shape's facts (see the module doc); ``route`` and the fields after it
+    are set by ``conv`` when it decides how the layer runs."""
+
+    __slots__ = ("g", "out_shape", "code", "after", "activation", "params", "group",
+                 "no_bias", "route", "candidates", "default", "pick_key", "p0", "p1",
+                 "zero", "dots_args", "patch_shape", "patch_bytes", "no_z", "last",
+                 "depthwise_args")
+
+    def __init__(self, X, W, auto_pad, dilations, group, pads, strides, activation, params):
+        self.g = g = layer_geometry(X.shape[2:], W.shape[2:], strides, dilations, pads,
+                                    auto_pad)
+        m, kh, kw = W.shape[0], W.shape[2], W.shape[3]
+        self.out_shape = (X.shape[0], m, g.out[0], g.out[1])
+        self.code, self.after = split_activation(activation, params)
+        if self.after is not None:  # Sigmoid, Tanh, Swish: a pass of their own after
+            activation, params = "", None
+        self.activation, self.params, self.group = activation, params, group
+        self.no_bias = read_only(np.zeros(m, X.dtype))
+        self.route = self.candidates = self.default = self.pick_key = None
+        scalar = X.dtype.type
+        _, p0, p1 = self.code if self.code is not None else (0, 0.0, 0.0)
+        self.p0, self.p1, self.zero = scalar(p0), scalar(p1), scalar(0)
+        # the dot-product path's (``_pixel_dots``) patches and trailing arguments
+        pixels = g.out[0] * g.out[1]
+        self.patch_shape = (pixels, X.shape[1] * kh * kw)
+        self.patch_bytes = pixels * X.shape[1] * kh * kw * X.dtype.itemsize
+        self.dots_args = (kh, kw, *g.strides, *g.dilations, *g.begin[:2], g.out[1], group)
+        self.no_z = None
+        # the depthwise path's arguments, and whether it runs channels-last
+        self.depthwise_args = g.strides + g.dilations + g.begin[:2]
+        self.last = False
+
+
+def remember(key, layer: Layer) -> None:
+    if len(LAYERS) >= MAX_LAYERS:
+        LAYERS.clear()
+    LAYERS[key] = layer
+
+
+on_forget(LAYERS.clear)
