@@ -190,3 +190,33 @@ def test_a_run_sets_blas_to_one_thread_and_restores_it():
         assert _blas._GET() == 2
     finally:
         _blas._SET(before)
+
+
+def _row_layouts(x):
+    """A row (1, k) as it lies, and as the column of a wider matrix seen transposed
+    (TRANS, its values ``lda`` apart)."""
+    k = x.shape[1]
+    wide = np.zeros((k, 5), x.dtype)
+    wide[:, 2] = x[0]
+    return {"C": np.ascontiguousarray(x), "column": wide[:, 2:3].T}
+
+
+@pytest.mark.parametrize("lib", range(len(_blas.CHOICES)), ids=lambda i: _blas.CHOICES[i])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("parts", [1, 2, 3])
+@pytest.mark.parametrize("k, n", [(24, 1000), (300, 7), (1, 5)])
+def test_one_row_runs_as_matrix_vector_products(lib, dtype, parts, k, n):
+    """A classifier at batch 1: C (1, n) = A (1, k) @ B (k, n) by ``cblas_?gemv``, for
+    every layout of A and B (B transposed as torch's Linear stores it), split in parts."""
+    a = RNG.standard_normal((1, k)).astype(dtype)
+    b = RNG.standard_normal((k, n)).astype(dtype)
+    want = np.matmul(a, b)
+    assert _blas._SGEMV is not None and _blas._DGEMV is not None
+    for la, a_ in _row_layouts(a).items():
+        for lb, b_ in _layouts(b).items():
+            out = np.full((1, n), np.nan, dtype)
+            (ta, lda), (tb, ldb) = _blas._layout(a_), _blas._layout(b_)
+            _blas.gemm_parts(_blas._address(a_), ta, lda, _blas._address(b_), tb, ldb,
+                             out.ctypes.data, n, 1, n, k, out.itemsize, parts, True, lib)
+            np.testing.assert_allclose(out, want, **_tol(dtype), err_msg=f"{la} @ {lb}")
+    assert _blas._layout(_row_layouts(a)["column"]) == (_blas.TRANS, 5)

@@ -4,6 +4,7 @@ product's shape faster here), one single-threaded call per part.
     matmul(a, b, out)        out = a @ b: 2-D, or 3-D batches (b may be one 2-D matrix)
         2-D:      split along the columns of ``out`` (or its rows, when it is narrow)
                   into one part per Numba thread, each part one ``cblas_?gemm`` call
+                  (``cblas_?gemv`` for a product of one row: a classifier at batch 1)
         batches:  the batch's products shared among the threads, one call each
     with_library(key, run)   run(lib) with the library timed fastest for this key
     one_blas_thread()        the context a session runs in: BLAS's own pool set to one thread
@@ -131,18 +132,24 @@ _SGEMM_NAMES = ("cblas_sgemm_64", "scipy_cblas_sgemm64_", "cblas_sgemm64_", "sci
 _DGEMM_NAMES = tuple(name.replace("sgemm", "dgemm") for name in _SGEMM_NAMES)
 _S_NAME, _SGEMM = _symbol(_LIB, _SGEMM_NAMES)
 _D_NAME, _DGEMM = _symbol(_LIB, _DGEMM_NAMES)
+# a product of one row runs as a matrix-vector product (``gemv_call``): the libraries'
+# sgemm of one row ran 2.5x (oneMKL) to 10x (OpenBLAS) slower than their sgemv here
+_SGEMV, _DGEMV = (getattr(_LIB, name.replace("gemm", "gemv"), None) if name else None
+                  for name in (_S_NAME, _D_NAME))
 # the second library: numpy's OpenBLAS beside oneMKL, timed against it per product shape
 _ALT = _NUMPY if _MKL is not None and _wanted() != "mkl" else None
 _S2_NAME, _SGEMM2 = _symbol(_ALT, _SGEMM_NAMES)
 _D2_NAME, _DGEMM2 = _symbol(_ALT, _DGEMM_NAMES)
+_SGEMV2, _DGEMV2 = (getattr(_ALT, name.replace("gemm", "gemv"), None) if name else None
+                    for name in (_S2_NAME, _D2_NAME))
 # numpy's own pool (its np.matmul / np.dot calls), set to one thread during a run
 _, _SET = _symbol(_NUMPY, ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_",
                            "scipy_openblas_set_num_threads", "openblas_set_num_threads"))
 _, _GET = _symbol(_NUMPY, ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_",
                            "scipy_openblas_get_num_threads", "openblas_get_num_threads"))
-AVAILABLE = None not in (_SGEMM, _DGEMM, _SET, _GET)
+AVAILABLE = None not in (_SGEMM, _DGEMM, _SGEMV, _DGEMV, _SET, _GET)
 ILP64 = bool(_S_NAME) and _S_NAME.endswith(("64_", "_64"))
-_ALT_OK = (None not in (_SGEMM2, _DGEMM2)
+_ALT_OK = (None not in (_SGEMM2, _DGEMM2, _SGEMV2, _DGEMV2)
            and _S2_NAME.endswith(("64_", "_64")) == ILP64 == _D2_NAME.endswith(("64_", "_64")))
 #: the libraries ``matmul`` chooses between (index 0 the default): "onemkl", "openblas"
 CHOICES = (("onemkl",) if _MKL is not None else ("openblas",)) + (("openblas",) if _ALT_OK else ())
@@ -153,7 +160,10 @@ if AVAILABLE:
 
     for symbol, fn in (("onnxkit_sgemm", _SGEMM), ("onnxkit_dgemm", _DGEMM),
                        ("onnxkit_sgemm2", _SGEMM2 if _ALT_OK else _SGEMM),
-                       ("onnxkit_dgemm2", _DGEMM2 if _ALT_OK else _DGEMM)):
+                       ("onnxkit_dgemm2", _DGEMM2 if _ALT_OK else _DGEMM),
+                       ("onnxkit_sgemv", _SGEMV), ("onnxkit_dgemv", _DGEMV),
+                       ("onnxkit_sgemv2", _SGEMV2 if _ALT_OK else _SGEMV),
+                       ("onnxkit_dgemv2", _DGEMV2 if _ALT_OK else _DGEMV)):
         llvm.add_symbol(symbol, ctypes.cast(fn, ctypes.c_void_p).value)
     _SET.argtypes, _SET.restype = [ctypes.c_int], None
     _GET.argtypes, _GET.restype = [], ctypes.c_int
@@ -167,6 +177,15 @@ def _signature(real):
                       types.intp, _I)
 
 
+def _gemv_signature(real):
+    return types.void(_E, _E, _I, _I, real, types.intp, _I, types.intp, _I, real, types.intp,
+                      _I)
+
+
+_sgemv = types.ExternalFunction("onnxkit_sgemv", _gemv_signature(types.float32))
+_dgemv = types.ExternalFunction("onnxkit_dgemv", _gemv_signature(types.float64))
+_sgemv2 = types.ExternalFunction("onnxkit_sgemv2", _gemv_signature(types.float32))
+_dgemv2 = types.ExternalFunction("onnxkit_dgemv2", _gemv_signature(types.float64))
 _sgemm = types.ExternalFunction("onnxkit_sgemm", _signature(types.float32))
 _dgemm = types.ExternalFunction("onnxkit_dgemm", _signature(types.float64))
 _sgemm2 = types.ExternalFunction("onnxkit_sgemm2", _signature(types.float32))
@@ -184,6 +203,25 @@ def gemm_call(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, single, lib=0):
         _dgemm(ROW_MAJOR, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc)
     else:
         _dgemm2(ROW_MAJOR, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc)
+
+
+@njit(inline="always")
+def gemv_call(ta, tb, n, k, a, lda, b, ldb, c, single, lib=0):
+    """C (1, n) = op(A) (1, k) @ op(B) (k, n) on this thread, as C^T = op(B)^T @ A^T:
+    op(B) stored transposed (tb TRANS) is an (n, k) matrix times A's row; stored as it
+    is, its transpose. A's k values are ``lda`` apart when A is stored transposed."""
+    trans = NO_TRANS if tb == TRANS else TRANS
+    rows, cols = (n, k) if tb == TRANS else (k, n)
+    inc = lda if ta == TRANS else 1
+    if single and lib == 0:
+        _sgemv(ROW_MAJOR, trans, rows, cols, np.float32(1), b, ldb, a, inc, np.float32(0), c, 1)
+    elif single:
+        _sgemv2(ROW_MAJOR, trans, rows, cols, np.float32(1), b, ldb, a, inc, np.float32(0), c,
+                1)
+    elif lib == 0:
+        _dgemv(ROW_MAJOR, trans, rows, cols, 1.0, b, ldb, a, inc, 0.0, c, 1)
+    else:
+        _dgemv2(ROW_MAJOR, trans, rows, cols, 1.0, b, ldb, a, inc, 0.0, c, 1)
 
 
 def split_by_columns(m: int, n: int, parts: int) -> bool:
@@ -206,7 +244,7 @@ def split_by_columns(m: int, n: int, parts: int) -> bool:
 @njit(parallel=True, cache=True)
 def gemm_parts(a, ta, lda, b, tb, ldb, c, ldc, m, n, k, size, parts, by_columns, lib):
     """C (m, n) = op(A) @ op(B) in ``parts`` calls, by columns or by rows of C
-    (``split_by_columns``).
+    (``split_by_columns``); one row (m = 1) by matrix-vector products (``gemv_call``).
 
     ``a``, ``b``, ``c``: addresses of the matrices as they lie (row-major, leading
     dimensions ``lda``, ``ldb``, ``ldc``); ``ta`` / ``tb``: NO_TRANS, or TRANS when the
@@ -216,7 +254,10 @@ def gemm_parts(a, ta, lda, b, tb, ldb, c, ldc, m, n, k, size, parts, by_columns,
     compiled signature serves every layout. ``lib``: which of ``CHOICES`` computes.
     """
     if parts == 1:  # small product: no parallel region
-        gemm_call(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, size == 4, lib)
+        if m == 1:
+            gemv_call(ta, tb, n, k, a, lda, b, ldb, c, size == 4, lib)
+        else:
+            gemm_call(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, size == 4, lib)
         return
     total = n if by_columns else m
     per = (total + parts - 1) // parts
@@ -227,6 +268,10 @@ def gemm_parts(a, ta, lda, b, tb, ldb, c, ldc, m, n, k, size, parts, by_columns,
             continue
         if by_columns:  # columns lo.. of op(B): row lo of the stored B^T, or its column lo
             step = ldb * size if tb == TRANS else size
+            if m == 1:
+                gemv_call(ta, tb, hi - lo, k, a, lda, b + lo * step, ldb, c + lo * size,
+                          size == 4, lib)
+                continue
             gemm_call(ta, tb, m, hi - lo, k, a, lda, b + lo * step, ldb, c + lo * size, ldc,
                       size == 4, lib)
         else:  # rows lo.. of op(A): column lo of the stored A^T, or its row lo
