@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from onnxkit.kernels.cpu import CPU
+from onnxkit.kernels.cpu._broadcast import broadcast_shape
 from onnxkit.kernels.cpu._buffers import empty
 from onnxkit.ops.math import binary as ref_binary
 from onnxkit.ops.math import variadic as ref_variadic
@@ -25,13 +26,9 @@ def apply(ufunc, A, B):
     """ufunc(A, B) into a pooled buffer, or None when the dtypes are left to the reference."""
     if A.dtype not in FLOATS or B.dtype != A.dtype:
         return None
-    if A.shape == B.shape:
-        shape = A.shape
-    else:
-        try:
-            shape = np.broadcast_shapes(A.shape, B.shape)
-        except ValueError:
-            return None
+    shape = A.shape if A.shape == B.shape else broadcast_shape(A.shape, B.shape)
+    if shape is None:
+        return None
     out = empty(shape, A.dtype)
     ufunc(A, B, out=out)
     return out
@@ -69,7 +66,7 @@ def sum_(*data):
     if C is None:
         return ref_variadic.sum_(*data)
     for x in data[2:]:
-        if np.broadcast_shapes(C.shape, x.shape) != C.shape:
+        if broadcast_shape(C.shape, x.shape) != C.shape:
             return ref_variadic.sum_(*data)
         np.add(C, x, out=C)
     return C

@@ -18,6 +18,7 @@ import numpy as np
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._blas import matmul
+from onnxkit.kernels.cpu._broadcast import broadcast_shape
 from onnxkit.kernels.cpu._buffers import empty
 from onnxkit.kernels.cpu._epilogue import epilogue_cols
 from onnxkit.ops.fused.fused_gemm import fused_gemm as reference_fused_gemm
@@ -38,7 +39,7 @@ def gemm_fast(A, B, C, alpha, beta, transA, transB, activation="", params=None):
     if b.shape[0] != k or m == 0 or k == 0 or b.shape[1] == 0:
         return None
     n = b.shape[1]
-    if C is not None and np.broadcast_shapes(C.shape, (m, n)) != (m, n):
+    if C is not None and broadcast_shape(C.shape, (m, n)) != (m, n):
         return None
     Y = empty((m, n), A.dtype)
     matmul(a, b, Y)
