@@ -23,8 +23,10 @@
         columns each with its product and epilogue in cache (``_banded.pointwise_bands``),
         whichever ran faster for this layer (``_tuning``)
 
-1-D convolutions run as 2-D ones of height 1. 3-D and up (``conv_nd``): per image, the
-columns by one numpy copy per kernel tap (``_conv_nd``), one BLAS product per group on the Numba
+Which of these serves a layer is decided on its first call, with its geometry, activation
+code and kernel arguments, and looked up by value on later calls (``_conv_layer``).
+1-D convolutions run as 2-D ones of height 1. 3-D and up (``_conv_nd``): per image, the
+columns by one numpy copy per kernel tap, one BLAS product per group on the Numba
 threads, then the epilogue. Non-float dtypes run the reference kernel.
 https://onnx.ai/onnx/operators/onnx__Conv.html
 """
