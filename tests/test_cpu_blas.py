@@ -220,3 +220,21 @@ def test_one_row_runs_as_matrix_vector_products(lib, dtype, parts, k, n):
                              out.ctypes.data, n, 1, n, k, out.itemsize, parts, True, lib)
             np.testing.assert_allclose(out, want, **_tol(dtype), err_msg=f"{la} @ {lb}")
     assert _blas._layout(_row_layouts(a)["column"]) == (_blas.TRANS, 5)
+
+
+@pytest.mark.parametrize("lib", range(len(_blas.CHOICES)), ids=lambda i: _blas.CHOICES[i])
+@pytest.mark.parametrize("parts", [1, 2, 3, 5])
+def test_identical_weight_rows_give_identical_values_however_the_rows_are_split(lib, parts):
+    """onnx's light models have constant weights: every logit of the classifier is the same
+    sum, which their expected outputs (a uniform softmax over logits of ~1e11) rely on.
+    Split into parts that start mid-block, OpenBLAS's sgemv summed some rows in another
+    order (logits 1e7 apart, a one-hot softmax)."""
+    k, n = 4096, 1000
+    a = RNG.uniform(0, 1e6, (1, k)).astype(np.float32)
+    b = np.full((n, k), 0.02, np.float32).T  # stored transposed, as torch's Linear
+    out = np.full((1, n), np.nan, np.float32)
+    (ta, lda), (tb, ldb) = _blas._layout(a), _blas._layout(b)
+    _blas.gemm_parts(a.ctypes.data, ta, lda, b.ctypes.data, tb, ldb, out.ctypes.data, n, 1,
+                     n, k, 4, parts, True, lib)
+    assert np.unique(out).size == 1
+    np.testing.assert_allclose(out[0, 0], a.astype(np.float64).sum() * 0.02, rtol=1e-5)

@@ -107,3 +107,15 @@ def test_a_residual_of_the_wrong_shape_still_reaches_the_reference(decisions):
     _check(X, W, Z=f32(1, 6, 3, 3))
     with pytest.raises((OnnxkitError, ValueError)):
         conv.fused_conv(X, W, None, f32(1, 6, 4, 4))
+
+
+def test_with_tuning_off_a_layer_runs_the_static_rule_whatever_was_timed(decisions):
+    X, W = f32(1, 12, 2, 2), _constant(f32(20, 12, 1, 1))
+    _check(X, W)  # ONNXKIT_CPU_TUNE=0 under test: 4 pixels, the dot products
+    layer, = _conv_layer.LAYERS.values()
+    assert layer.default == "dots" and layer.route is layer.candidates["dots"]
+    _tuning._CHOSEN[layer.pick_key] = "im2col"  # as if timed earlier, with tuning on
+    _conv_layer.LAYERS.clear()
+    _check(X, W)
+    layer, = _conv_layer.LAYERS.values()
+    assert layer.route is layer.candidates["dots"]

@@ -60,6 +60,12 @@ MKL_SEQUENTIAL = 1  # MKL_Set_Threading_Layer's MKL_THREADING_SEQUENTIAL
 MIN_PART_COLUMNS = 128  # a 2-D product is split by columns only if each part gets this many
 ROWS_FIRST = 48  # ... and by rows when each part gets this many rows
 MIN_PART_ROWS = 16  # ... or when the columns are too few, if each part gets this many
+# A one-row product's parts start on a multiple of this many output values. The
+# libraries' ?gemv kernels compute whole blocks of 4-16 values one way and the rest
+# another, so a part that started mid-block summed some rows in another order, and
+# identical weight rows gave different values (onnx's light AlexNet on OpenBLAS: constant
+# weights, logits of 1e11 that differed by 1e7, a softmax of one-hots).
+GEMV_ROWS = 16
 MIN_SPLIT_MACS = 1 << 21  # a product with fewer multiply-adds runs as one call ...
 MIN_SPLIT_WEIGHTS = 1 << 18  # ... unless its right operand is this big (a classifier's
 # 1 x 1280 x 1000 product reads 5 MB: bound by memory, it takes both cores)
@@ -261,6 +267,8 @@ def gemm_parts(a, ta, lda, b, tb, ldb, c, ldc, m, n, k, size, parts, by_columns,
         return
     total = n if by_columns else m
     per = (total + parts - 1) // parts
+    if m == 1:  # parts of whole blocks of GEMV_ROWS (see there)
+        per = (per + GEMV_ROWS - 1) // GEMV_ROWS * GEMV_ROWS
     for p in prange(parts):
         lo = p * per
         hi = min(total, lo + per)

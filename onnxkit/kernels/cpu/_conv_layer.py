@@ -17,9 +17,7 @@ its key holds ``_tuning.tuning()`` (the static rule and the timed choice can dif
 
 from __future__ import annotations
 
-import numpy as np
-
-from onnxkit.kernels.cpu._buffers import is_constant, read_only
+from onnxkit.kernels.cpu._buffers import is_constant, zeros_read_only
 from onnxkit.kernels.cpu._geometry import layer_geometry
 from onnxkit.kernels.cpu._math import split_activation
 from onnxkit.kernels.cpu._tuning import on_forget, tuning
@@ -58,7 +56,7 @@ class Layer:
         if self.after is not None:  # Sigmoid, Tanh, Swish: a pass of their own after
             activation, params = "", None
         self.activation, self.params, self.group = activation, params, group
-        self.no_bias = read_only(np.zeros(m, X.dtype))
+        self.no_bias = zeros_read_only(m, X.dtype)
         self.route = self.candidates = self.default = self.pick_key = None
         scalar = X.dtype.type
         _, p0, p1 = self.code if self.code is not None else (0, 0.0, 0.0)

@@ -42,14 +42,14 @@ from onnxkit.kernels.cpu._banded import scratch_shape
 from onnxkit.kernels.cpu._blas import matmul, with_library
 from onnxkit.kernels.cpu._buffers import empty, forget_laid_out, keep_laid_out, laid_out, read_only
 from onnxkit.kernels.cpu._conv_layer import LAYERS, Layer, layer_key, remember
+from onnxkit.kernels.cpu._conv_nd import conv_nd
 from onnxkit.kernels.cpu._depthwise import depthwise_conv, depthwise_conv_nhwc
 from onnxkit.kernels.cpu._depthwise_3x3 import direct_3x3
-from onnxkit.kernels.cpu._conv_nd import conv_nd
 from onnxkit.kernels.cpu._epilogue import epilogue_rows
 from onnxkit.kernels.cpu._im2col import im2col, phase_shape, phases
 from onnxkit.kernels.cpu._pixel_dots import eligible as dots_eligible, pixel_dots_conv
 from onnxkit.kernels.cpu._pixel_dots import rule as dots_rule
-from onnxkit.kernels.cpu._tuning import chosen, pick
+from onnxkit.kernels.cpu._tuning import chosen, pick, tuning
 from onnxkit.kernels.cpu._winograd import TAG as WINOGRAD_TAG, eligible as winograd_eligible
 from onnxkit.kernels.cpu._winograd import size_rule as winograd_size_rule, winograd_conv
 from onnxkit.kernels.cpu._winograd4 import TAG as WINOGRAD4_TAG
@@ -186,7 +186,7 @@ def _choose(X, W, B, bias, Z4, L):
     dropped."""
     Y = pick(L.pick_key, {name: (lambda run=run: run(X, W, B, bias, Z4, L))
                           for name, run in L.candidates.items()}, L.default)
-    kept = chosen(L.pick_key) or L.default
+    kept = (chosen(L.pick_key) if tuning() else None) or L.default  # what ``pick`` ran
     L.route = L.candidates[kept]
     if kept in _TRANSFORMED:
         keep_laid_out(W, _TRANSFORMED[kept])
