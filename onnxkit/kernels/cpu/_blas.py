@@ -138,16 +138,22 @@ _SGEMM_NAMES = ("cblas_sgemm_64", "scipy_cblas_sgemm64_", "cblas_sgemm64_", "sci
 _DGEMM_NAMES = tuple(name.replace("sgemm", "dgemm") for name in _SGEMM_NAMES)
 _S_NAME, _SGEMM = _symbol(_LIB, _SGEMM_NAMES)
 _D_NAME, _DGEMM = _symbol(_LIB, _DGEMM_NAMES)
-# a product of one row runs as a matrix-vector product (``gemv_call``): the libraries'
-# sgemm of one row ran 2.5x (oneMKL) to 10x (OpenBLAS) slower than their sgemv here
-_SGEMV, _DGEMV = (getattr(_LIB, name.replace("gemm", "gemv"), None) if name else None
-                  for name in (_S_NAME, _D_NAME))
+
+
+def _gemv(lib, gemm_names):
+    """The ?gemv entry points of ``lib`` named like its ?gemm ones (None where missing):
+    a product of one row runs as a matrix-vector product (``gemv_call``), the libraries'
+    sgemm of one row ran 2.5x (oneMKL) to 10x (OpenBLAS) slower than their sgemv here."""
+    return (getattr(lib, name.replace("gemm", "gemv"), None) if name else None
+            for name in gemm_names)
+
+
+_SGEMV, _DGEMV = _gemv(_LIB, (_S_NAME, _D_NAME))
 # the second library: numpy's OpenBLAS beside oneMKL, timed against it per product shape
 _ALT = _NUMPY if _MKL is not None and _wanted() != "mkl" else None
 _S2_NAME, _SGEMM2 = _symbol(_ALT, _SGEMM_NAMES)
 _D2_NAME, _DGEMM2 = _symbol(_ALT, _DGEMM_NAMES)
-_SGEMV2, _DGEMV2 = (getattr(_ALT, name.replace("gemm", "gemv"), None) if name else None
-                    for name in (_S2_NAME, _D2_NAME))
+_SGEMV2, _DGEMV2 = _gemv(_ALT, (_S2_NAME, _D2_NAME))
 # numpy's own pool (its np.matmul / np.dot calls), set to one thread during a run
 _, _SET = _symbol(_NUMPY, ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_",
                            "scipy_openblas_set_num_threads", "openblas_set_num_threads"))

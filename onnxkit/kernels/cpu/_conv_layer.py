@@ -18,7 +18,7 @@ its key holds ``_tuning.tuning()`` (the static rule and the timed choice can dif
 from __future__ import annotations
 
 from onnxkit.kernels.cpu._buffers import is_constant, zeros_read_only
-from onnxkit.kernels.cpu._geometry import layer_geometry
+from onnxkit.kernels.cpu._geometry import as_key, layer_geometry
 from onnxkit.kernels.cpu._math import split_activation
 from onnxkit.kernels.cpu._tuning import on_forget, tuning
 
@@ -26,16 +26,12 @@ LAYERS: dict = {}
 MAX_LAYERS = 4096  # distinct layer shapes remembered; past this the memo starts again
 
 
-def _tuple(values):
-    return values if values is None or type(values) is tuple else tuple(values)
-
-
 def layer_key(X, W, has_z, auto_pad, dilations, group, pads, strides, activation, params):
     """The layer's shapes, dtype and attributes, by value. Whether W is a constant counts
     only where the algorithm depends on it (3x3, one group: Winograd needs constant W)."""
     constant = is_constant(W) if group == 1 and W.shape[2:] == (3, 3) else None
-    return (X.shape, W.shape, X.dtype, group, auto_pad, activation, _tuple(strides),
-            _tuple(dilations), _tuple(pads), _tuple(params), has_z, constant, tuning())
+    return (X.shape, W.shape, X.dtype, group, auto_pad, activation, as_key(strides),
+            as_key(dilations), as_key(pads), as_key(params), has_z, constant, tuning())
 
 
 class Layer:
@@ -44,7 +40,7 @@ class Layer:
 
     __slots__ = ("g", "out_shape", "code", "after", "activation", "params", "group",
                  "no_bias", "route", "candidates", "default", "pick_key", "p0", "p1",
-                 "zero", "dots_args", "patch_shape", "patch_bytes", "no_z", "last",
+                 "zero", "dots_args", "patch_shape", "patch_bytes", "last",
                  "depthwise_args")
 
     def __init__(self, X, W, auto_pad, dilations, group, pads, strides, activation, params):
@@ -66,7 +62,6 @@ class Layer:
         self.patch_shape = (pixels, X.shape[1] * kh * kw)
         self.patch_bytes = pixels * X.shape[1] * kh * kw * X.dtype.itemsize
         self.dots_args = (kh, kw, *g.strides, *g.dilations, *g.begin[:2], g.out[1], group)
-        self.no_z = None
         # the depthwise path's arguments, and whether it runs channels-last
         self.depthwise_args = g.strides + g.dilations + g.begin[:2]
         self.last = False

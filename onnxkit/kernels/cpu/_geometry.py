@@ -9,8 +9,9 @@ from functools import lru_cache
 from onnxkit.ops.nn._windows import Geometry, geometry
 
 
-def _key(values):
-    # numpy integers hash and compare as the ints they hold: no conversion needed
+def as_key(values):
+    """An attribute list (or shape) as a hashable tuple; tuples and None as they are.
+    numpy integers hash and compare as the ints they hold: no conversion needed."""
     return values if values is None or type(values) is tuple else tuple(values)
 
 
@@ -22,5 +23,6 @@ def _cached(in_shape, kernel, strides, dilations, pads, auto_pad, ceil_mode) -> 
 def layer_geometry(in_shape, kernel, strides=None, dilations=None, pads=None,
                    auto_pad="NOTSET", ceil_mode=0) -> Geometry:
     """``geometry(...)`` for these arguments (lists or tuples), computed once per layer."""
-    return _cached(_key(in_shape), _key(kernel), _key(strides), _key(dilations), _key(pads),
+    return _cached(as_key(in_shape), as_key(kernel), as_key(strides), as_key(dilations),
+                   as_key(pads),
                    auto_pad, ceil_mode)

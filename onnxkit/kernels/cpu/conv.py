@@ -89,8 +89,8 @@ def _as_2d(values, fill: int):
     return None if values is None else [fill] + list(values)
 
 
-def _depthwise(X, W, bias, Z4, L):
-    """Planar kernel, or channels-last for small output planes with many channels."""
+def _depthwise(X, W, B, bias, Z4, L):
+    """A depthwise layer (a route, see ``_route``): planar kernel, or channels-last for small output planes with many channels."""
     Y = empty(L.out_shape, X.dtype)
     act = L.code[0]
     if L.last:
@@ -152,7 +152,7 @@ def _route(L, X, W):
     c, (m, cg) = X.shape[1], W.shape[:2]
     pixels = g.out[0] * g.out[1]
     if group == c and cg == 1 and code is not None:
-        L.route = _run_depthwise
+        L.route = _depthwise
         L.last = (pixels <= SMALL_PLANE and c >= 32 and m == c
                   and not direct_3x3(W.shape[2:], g.strides, g.dilations, g.begin,
                                      X.shape[2:], g.out))
@@ -161,7 +161,7 @@ def _route(L, X, W):
         if winograd4_eligible(X, W, group, g.strides, g.dilations):
             L.candidates["winograd4"] = _run_winograd4
         if dots_eligible(pixels):
-            L.candidates["dots"] = _run_dots
+            L.candidates["dots"] = _by_dots
         if "dots" in L.candidates and dots_rule(pixels):
             L.default = "dots"
         elif "winograd4" in L.candidates and winograd4_size_rule(g.out):
@@ -171,7 +171,7 @@ def _route(L, X, W):
         L.pick_key = ("conv", X.shape, W.shape, g.begin, g.out)
         L.route = _choose
     elif code is not None and dots_eligible(pixels):
-        L.candidates = {"dots": _run_dots, "im2col": _run_product}
+        L.candidates = {"dots": _by_dots, "im2col": _run_product}
         L.default = "dots" if dots_rule(pixels) else "im2col"
         L.pick_key = ("conv dots", X.shape, W.shape, group, g.begin, g.strides, g.dilations)
         L.route = _choose
@@ -196,11 +196,7 @@ def _choose(X, W, B, bias, Z4, L):
     return Y
 
 
-# the paths, each called as route(X, W, B, bias, Z4, layer)
-def _run_depthwise(X, W, B, bias, Z4, L):
-    return _depthwise(X, W, bias, Z4, L)
-
-
+# the paths, each called as route(X, W, B, bias, Z4, layer) (and ``_depthwise``, ``_by_dots``)
 def _run_winograd(X, W, B, bias, Z4, L):
     return winograd_conv(X, W, bias, Z4, L.code, L.g.begin, L.out_shape)
 
@@ -211,10 +207,6 @@ def _run_winograd4(X, W, B, bias, Z4, L):
 
 def _run_im2col(X, W, B, bias, Z4, L):
     return _gemm_conv(X, W, B, Z4, L.group, L.g, L.activation, L.params)
-
-
-def _run_dots(X, W, B, bias, Z4, L):
-    return _by_dots(X, W, bias, Z4, L)
 
 
 def _run_product(X, W, B, bias, Z4, L):
@@ -240,8 +232,8 @@ def _by_product(X, W, B, bias, Z4, group, g, activation, params, code, out_shape
     return _gemm_conv(X, W, B, Z4, group, g, activation, params)
 
 
-def _by_dots(X, W, bias, Z4, L):
-    """A layer of few output pixels: per image, its patches, one dot product per output
+def _by_dots(X, W, B, bias, Z4, L):
+    """A layer of few output pixels (a route): per image, its patches, one dot product per output
     value and the epilogue in one call (``_pixel_dots``)."""
     if L.patch_bytes > current_limits().max_tensor_bytes:
         check_allocation(L.patch_shape, X.dtype, "Conv patches")  # raises
