@@ -21,6 +21,7 @@ import numpy as np
 
 from onnxkit.errors import GraphError, KernelError, OnnxkitError, describe_node
 from onnxkit.runtime.context import KernelContext
+from onnxkit.runtime.executors import Executor
 from onnxkit.runtime.limits import Limits
 from onnxkit.runtime.plan import GraphPlan, Step
 from onnxkit.runtime.trace import TraceCallback, TraceEvent
@@ -48,12 +49,25 @@ def run_graph(plan: GraphPlan, feeds: Mapping[str, Any], outer: Mapping[str, Any
     env.update(feeds)
     scope = env if outer is None else ChainMap(env, outer)
     trace = state.trace
+    # the common step in a line: a kernel the executor calls as it is, one array out
+    direct = trace is None and type(state.executor).invoke is Executor.invoke
     for step in plan.steps:
         try:
             args = [scope[name] if name else None for name in step.inputs]
         except KeyError:
             raise _not_available(scope, step.inputs, describe_node(step.node)) from None
-        if trace is None:
+        if direct and step.plain:
+            try:
+                result = step.kernel.fn(*args, **step.attrs)
+            except Exception as exc:
+                _fail(step, args, exc)
+            if type(result) is np.ndarray and step.wanted == 1:
+                env[step.outputs[0]] = result
+                for name in step.free_after:
+                    env.pop(name, None)
+                continue
+            results = _results(step, result, state)
+        elif trace is None:
             results = _invoke(step, args, scope, state, plan)
         else:
             start = time.perf_counter()
@@ -76,20 +90,32 @@ def _invoke(step: Step, args: list, scope, state: RunState, plan: GraphPlan) -> 
     ctx = KernelContext(step.node, step.opset, scope, state, plan) if kernel.context else None
     try:
         result = state.executor.invoke(kernel, args, step.attrs, ctx)
-    except OnnxkitError as exc:
+    except Exception as exc:
+        _fail(step, args, exc)
+    return _results(step, result, state)
+
+
+def _fail(step: Step, args: list, exc: Exception):
+    """Raise for a kernel's failure (inside its ``except``): an onnxkit error naming the
+    node (as it came when it names one already); any other error as a ``KernelError``
+    saying which node failed, with which inputs."""
+    if isinstance(exc, OnnxkitError):
         if str(exc).startswith("node "):
-            raise
+            raise exc
         raise type(exc)(f"{describe_node(step.node)}: {exc}") from exc
-    except Exception as exc:  # a kernel failed: say which node, with which inputs
-        shown = ", ".join(f"{n or '<absent>'}: {describe_value(v)}" for n, v in zip(step.inputs, args))
-        raise KernelError(
-            f"{describe_node(step.node)} failed in kernel {kernel.qualified_name} "
-            f"(opset {step.opset}) with inputs [{shown}]: {type(exc).__name__}: {exc}"
-        ) from exc
+    shown = ", ".join(f"{n or '<absent>'}: {describe_value(v)}" for n, v in zip(step.inputs, args))
+    raise KernelError(
+        f"{describe_node(step.node)} failed in kernel {step.kernel.qualified_name} "
+        f"(opset {step.opset}) with inputs [{shown}]: {type(exc).__name__}: {exc}"
+    ) from exc
+
+
+def _results(step: Step, result, state: RunState) -> tuple:
+    """A kernel's result as a tuple of values, checked against what the node needs."""
     results = result if type(result) is tuple else (result,)
     if len(results) < step.wanted:
         raise KernelError(
-            f"{describe_node(step.node)}: kernel {kernel.qualified_name} returned "
+            f"{describe_node(step.node)}: kernel {step.kernel.qualified_name} returned "
             f"{len(results)} value(s), the node needs {step.wanted}"
         )
     # arrays (nearly every result) as they are; numbers and the like become arrays

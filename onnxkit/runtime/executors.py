@@ -72,10 +72,11 @@ class CpuExecutor(Executor):
     def running(self):
         from onnxkit.kernels.cpu._blas import one_blas_thread
         from onnxkit.kernels.cpu._buffers import release, using_pool
+        from onnxkit.kernels.cpu._tuning import tuning_of_run
 
         token = using_pool(self.pool)
         try:
-            with one_blas_thread():
+            with one_blas_thread(), tuning_of_run():
                 yield
         finally:
             release(token)

@@ -39,9 +39,11 @@ class Step:
     attrs: dict
     free_after: tuple[str, ...] = ()
     wanted: int = field(init=False)  # how many results the kernel must return
+    plain: bool = field(init=False)  # the kernel takes no ``ctx``
 
     def __post_init__(self):
         self.wanted = max((i + 1 for i, name in enumerate(self.outputs) if name), default=0)
+        self.plain = not self.kernel.context
 
 
 @dataclass

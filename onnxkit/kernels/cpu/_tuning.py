@@ -19,6 +19,8 @@ which kernel serves a case does not depend on the machine's load. ``TUNING_LOG``
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
+from contextvars import ContextVar
 from time import perf_counter
 
 #: (key, winner, {candidate: best ms}) for every key timed in this process
@@ -28,9 +30,27 @@ _ON_FORGET: list = []  # what else forgets with the decisions (memos built on th
 RUNS = 3  # per candidate; the best one counts
 
 
+_RUN: ContextVar = ContextVar("onnxkit_cpu_tuning", default=None)  # the run's snapshot
+
+
 def tuning() -> bool:
-    """Whether ``pick`` times its candidates (``ONNXKIT_CPU_TUNE``, on unless "0")."""
+    """Whether ``pick`` times its candidates (``ONNXKIT_CPU_TUNE``, on unless "0"). During
+    a run (``tuning_of_run``) the value read when it began: the environment lookup took
+    0.5 us, paid by every Conv, product and pick of every run."""
+    during = _RUN.get()
+    if during is not None:
+        return during
     return os.environ.get("ONNXKIT_CPU_TUNE", "1") not in ("", "0")
+
+
+@contextmanager
+def tuning_of_run():
+    """Read ``ONNXKIT_CPU_TUNE`` once for the run inside (the executor's ``running``)."""
+    token = _RUN.set(os.environ.get("ONNXKIT_CPU_TUNE", "1") not in ("", "0"))
+    try:
+        yield
+    finally:
+        _RUN.reset(token)
 
 
 def pick(key, candidates: dict, default: str):

@@ -41,7 +41,8 @@ from onnxkit.kernels.cpu._banded import pointwise_bands, pointwise_eligible, poi
 from onnxkit.kernels.cpu._banded import scratch_shape
 from onnxkit.kernels.cpu._blas import matmul, with_library
 from onnxkit.kernels.cpu._buffers import empty, forget_laid_out, keep_laid_out, laid_out, read_only
-from onnxkit.kernels.cpu._conv_layer import LAYERS, Layer, layer_key, remember
+from onnxkit.kernels.cpu._conv_layer import LAYERS, Layer, layer_key, recall, remember
+from onnxkit.kernels.cpu._conv_layer import remember_call
 from onnxkit.kernels.cpu._conv_nd import conv_nd
 from onnxkit.kernels.cpu._depthwise import depthwise_conv, depthwise_conv_nhwc
 from onnxkit.kernels.cpu._depthwise_3x3 import direct_3x3
@@ -114,8 +115,10 @@ def _channels_last_weights(W):
     return np.ascontiguousarray(W[:, 0].transpose(1, 2, 0))
 
 
-def conv2d(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, params):
-    """The fast path; returns None when the case is left to the reference."""
+def conv2d(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, params,
+           attrs=None):
+    """The fast path; returns None when the case is left to the reference. ``attrs``: the
+    node's attributes as it gave them, for ``recall`` (2-D layers)."""
     one_d = X.ndim == 3
     if one_d:
         if any(v is not None and len(v) != size
@@ -132,17 +135,26 @@ def conv2d(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, pa
         L = Layer(X, W, auto_pad, dilations, group, pads, strides, activation, params)
         _route(L, X, W)
         remember(key, L)
-    out_shape = L.out_shape
-    if Z is not None and Z.shape != ((out_shape[0], out_shape[1], out_shape[3]) if one_d
-                                     else out_shape):
+    if attrs is not None and not one_d:
+        remember_call(X, W, B, Z is not None, attrs, L)
+    if one_d:
+        if Z is not None and Z.ndim != 3:
+            return None
+        Y = _run_layer(X, W, B, None if Z is None else Z[:, :, None, :], L)
+        return None if Y is None else Y[:, :, 0, :]
+    return _run_layer(X, W, B, Z, L)
+
+
+def _run_layer(X, W, B, Z, L):
+    """Layer ``L``'s route on these inputs (None for a residual of another shape)."""
+    if Z is not None and Z.shape != L.out_shape:
         return None
-    Z4 = None if Z is None else Z.reshape(out_shape)
     # what the kernels only read goes to them read-only: one signature per dtype (``read_only``)
     X = read_only(np.ascontiguousarray(X))
-    Y = L.route(X, W, B, L.no_bias if B is None else read_only(B), Z4, L)
+    Y = L.route(X, W, B, L.no_bias if B is None else read_only(B), Z, L)
     if L.after is not None:
         activate_in_place(Y, L.after)
-    return Y[:, :, 0, :] if one_d else Y
+    return Y
 
 
 def _route(L, X, W):
@@ -354,8 +366,13 @@ def _by_rank(X):
 @op("Conv", 1, 11, 22, registry=CPU)
 def conv(X, W, B=None, *, auto_pad="NOTSET", dilations=None, group=1, kernel_shape=None,
          pads=None, strides=None):
+    attrs = (auto_pad, dilations, group, kernel_shape, pads, strides)
+    L = recall(X, W, B, False, attrs)  # a node's later runs: its layer, found at once
+    if L is not None:
+        return _run_layer(X, W, B, None, L)
     if _supported(X, W, B, None, group, kernel_shape):
-        Y = _by_rank(X)(X, W, B, None, auto_pad, dilations, group, pads, strides, "", None)
+        Y = _by_rank(X)(X, W, B, None, auto_pad, dilations, group, pads, strides, "", None,
+                        attrs)
         if Y is not None:
             return Y
     return reference_conv(X, W, B, auto_pad=auto_pad, dilations=dilations, group=group,
@@ -365,9 +382,16 @@ def conv(X, W, B=None, *, auto_pad="NOTSET", dilations=None, group=1, kernel_sha
 @op("FusedConv", 1, domain="onnxkit", registry=CPU)
 def fused_conv(X, W, B=None, Z=None, *, auto_pad="NOTSET", dilations=None, group=1,
                kernel_shape=None, pads=None, strides=None, activation="", activation_params=None):
+    attrs = (auto_pad, dilations, group, kernel_shape, pads, strides, activation,
+             activation_params)
+    L = recall(X, W, B, Z is not None, attrs)
+    if L is not None and (Z is None or Z.dtype is X.dtype):
+        Y = _run_layer(X, W, B, Z, L)
+        if Y is not None:
+            return Y
     if _supported(X, W, B, Z, group, kernel_shape):
         Y = _by_rank(X)(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation,
-                        activation_params)
+                        activation_params, attrs)
         if Y is not None:
             return Y
     return reference_fused_conv(X, W, B, Z, auto_pad=auto_pad, dilations=dilations, group=group,

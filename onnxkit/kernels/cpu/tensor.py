@@ -46,18 +46,22 @@ def gather(data, indices, *, axis=0):
 
 @op("Concat", 4, 11, 13, registry=CPU)
 def concat(*inputs, axis):
-    if (not inputs or any(t.dtype != inputs[0].dtype or t.ndim != inputs[0].ndim for t in inputs)
-            or inputs[0].dtype.kind not in _PLAIN or inputs[0].ndim == 0):
+    dtype = inputs[0].dtype if inputs else None
+    if dtype is None or dtype.kind not in _PLAIN or inputs[0].ndim == 0:
         return ref_concat.concat(*inputs, axis=axis)
     rank = inputs[0].ndim
     axis = normalize_axis(axis, rank)
-    base = inputs[0].shape
-    if any(t.shape[:axis] != base[:axis] or t.shape[axis + 1:] != base[axis + 1:] for t in inputs):
-        return ref_concat.concat(*inputs, axis=axis)
-    shape = base[:axis] + (sum(t.shape[axis] for t in inputs),) + base[axis + 1:]
+    head, tail = inputs[0].shape[:axis], inputs[0].shape[axis + 1:]
+    total = 0
+    for t in inputs:  # one loop: a Concat of small pieces costs its checks, not its copy
+        s = t.shape
+        if t.dtype != dtype or len(s) != rank or s[:axis] != head or s[axis + 1:] != tail:
+            return ref_concat.concat(*inputs, axis=axis)
+        total += s[axis]
+    shape = head + (total,) + tail
     if math.prod(shape) * inputs[0].itemsize < SMALL:  # not pooled: numpy's own is quickest
         return np.concatenate(inputs, axis=axis)
-    if all(d == 1 for d in base[:axis]):  # the inputs lie one after another in the output
+    if all(d == 1 for d in head):  # the inputs lie one after another in the output
         return _append(inputs, shape)
     out = empty(shape, inputs[0].dtype)
     np.concatenate(inputs, axis=axis, out=out)

@@ -6,8 +6,8 @@
     Split: piece k is the slice [offset_k : offset_k + size_k] of ``axis``, one launch each
 
 The starts, ends, axes, steps and split inputs are read on the host. The rules (which
-axes, how ends clamp, how a dimension splits) are the reference kernels' own: Slice's run
-on a stand-in that returns the index it is given, Split's on a zero-byte broadcast view.
+axes, how ends clamp, how a dimension splits) are the reference kernels' own: Slice's
+``slice_index``, Split's run on a zero-byte broadcast view.
 https://onnx.ai/onnx/operators/onnx__Slice.html  https://onnx.ai/onnx/operators/onnx__Split.html
 """
 
@@ -20,24 +20,13 @@ from onnxkit.kernels.indexing import contiguous_strides
 from onnxkit.ops.registry import op
 from onnxkit.ops.tensor import split as split_ref
 from onnxkit.ops.tensor._util import int_list, normalize_axis
-from onnxkit.ops.tensor.slice import slice_tensor
-
-
-class _Index:
-    """Stands in for the data in ``slice_tensor``: indexing it returns the index."""
-
-    def __init__(self, shape):
-        self.shape = shape
-        self.ndim = len(shape)
-
-    def __getitem__(self, index):
-        return index
+from onnxkit.ops.tensor.slice import slice_index
 
 
 def _slice(data, starts, ends, axes, steps):
     X = device(data, "data")
     need_dtype(X, DEVICE_DTYPES, "data")
-    index = slice_tensor(_Index(X.shape), starts, ends, axes, steps)
+    index = slice_index(X.shape, starts, ends, axes, steps)
     own = contiguous_strides(X.shape)
     shape, strides, base = [], [], 0
     for axis, (dim, part) in enumerate(zip(X.shape, index)):

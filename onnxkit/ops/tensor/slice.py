@@ -32,7 +32,8 @@ def axis_slice(dim: int, start: int, end: int, step: int) -> slice:
     return slice(start, None if end < 0 else end, step)
 
 
-def slice_tensor(data: np.ndarray, starts, ends, axes, steps) -> np.ndarray:
+def slice_index(shape: tuple, starts, ends, axes, steps) -> tuple:
+    """The index (one Python slice per axis) that a Slice selects on a tensor of ``shape``."""
     if len(starts) != len(ends):
         raise ValueError(f"starts {starts} and ends {ends} differ in length")
     if axes is None:
@@ -42,10 +43,14 @@ def slice_tensor(data: np.ndarray, starts, ends, axes, steps) -> np.ndarray:
     if not len(axes) == len(steps) == len(starts):
         raise ValueError(f"starts, ends, axes and steps differ in length "
                          f"({len(starts)}, {len(ends)}, {len(axes)}, {len(steps)})")
-    index = [slice(None)] * data.ndim
-    for start, end, axis, step in zip(starts, ends, normalize_axes(axes, data.ndim), steps):
-        index[axis] = axis_slice(data.shape[axis], start, end, step)
-    return data[tuple(index)]
+    index = [slice(None)] * len(shape)
+    for start, end, axis, step in zip(starts, ends, normalize_axes(axes, len(shape)), steps):
+        index[axis] = axis_slice(shape[axis], start, end, step)
+    return tuple(index)
+
+
+def slice_tensor(data: np.ndarray, starts, ends, axes, steps) -> np.ndarray:
+    return data[slice_index(data.shape, starts, ends, axes, steps)]
 
 
 @op("Slice", 1)
