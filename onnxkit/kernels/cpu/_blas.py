@@ -69,6 +69,10 @@ GEMV_ROWS = 16
 MIN_SPLIT_MACS = 1 << 21  # a product with fewer multiply-adds runs as one call ...
 MIN_SPLIT_WEIGHTS = 1 << 18  # ... unless its right operand is this big (a classifier's
 # 1 x 1280 x 1000 product reads 5 MB: bound by memory, it takes both cores)
+# From this many multiply-adds up to MIN_SPLIT_MACS, with tuning on, the first product of
+# a shape times one call against a split (SqueezeNet's 3x3 layers at 64x64, 2 threads on
+# the AMD VM: 64 x 144 x 225 50 -> 31 us, 256 x 576 x 9 64 -> 23 us)
+MIN_TIMED_SPLIT = 1 << 18
 
 
 def _numpy_blas():
@@ -342,8 +346,11 @@ def _blas_ready(a, b, out) -> bool:
             and out.strides[-2] // out.itemsize >= out.shape[-1])
 
 
-def _address(x) -> int:
-    return x.__array_interface__["data"][0]
+@njit(cache=True)
+def _address(x):
+    """The address of x's first element: 0.15 us a call, where ``__array_interface__``
+    (a new dict each time) took 1.1 and a product needs three."""
+    return x.ctypes.data
 
 
 def matmul(a, b, out):
@@ -359,12 +366,21 @@ def matmul(a, b, out):
         if la is not None and lb is not None:
             m, n, k = out.shape[0], out.shape[1], a.shape[1]
             big = m * n * k >= MIN_SPLIT_MACS or n * k >= MIN_SPLIT_WEIGHTS
-            parts = get_num_threads() if big else 1
-            by_columns = split_by_columns(m, n, parts)
-            args = (_address(a), la[0], la[1], _address(b), lb[0], lb[1], _address(out),
-                    out.strides[0] // size, m, n, k, size, parts, by_columns)
-            with_library(("gemm", m, n, k, la[0], lb[0], size, parts, by_columns),
-                         lambda lib: gemm_parts(*args, lib))
+            threads = get_num_threads()
+            base = (_address(a), la[0], la[1], _address(b), lb[0], lb[1], _address(out),
+                    out.strides[0] // size, m, n, k, size)
+
+            def product(parts):
+                args = base + (parts, split_by_columns(m, n, parts))
+                with_library(("gemm", m, n, k, la[0], lb[0], size) + args[-2:],
+                             lambda lib: gemm_parts(*args, lib))
+
+            if big or threads == 1 or m * n * k < MIN_TIMED_SPLIT:
+                product(threads if big else 1)
+            else:  # mid-size: one call or a split, whichever ran faster here
+                pick(("product split", m, n, k, la[0], lb[0], size),
+                     {"one call": partial(product, 1), "split": partial(product, threads)},
+                     "one call")
             return out
     elif out.ndim == 3 and a.ndim in (2, 3) and b.ndim in (2, 3) and _blas_ready(a, b, out):
         batch = out.shape[0]
