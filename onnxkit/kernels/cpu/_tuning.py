@@ -43,14 +43,24 @@ def tuning() -> bool:
     return os.environ.get("ONNXKIT_CPU_TUNE", "1") not in ("", "0")
 
 
+def begin_run():
+    """Read ``ONNXKIT_CPU_TUNE`` once for the run that begins (the cpu executor's
+    ``running``); returns the token for ``end_run``."""
+    return _RUN.set(os.environ.get("ONNXKIT_CPU_TUNE", "1") not in ("", "0"))
+
+
+def end_run(token) -> None:
+    _RUN.reset(token)
+
+
 @contextmanager
 def tuning_of_run():
-    """Read ``ONNXKIT_CPU_TUNE`` once for the run inside (the executor's ``running``)."""
-    token = _RUN.set(os.environ.get("ONNXKIT_CPU_TUNE", "1") not in ("", "0"))
+    """``begin_run`` ... ``end_run`` around the block."""
+    token = begin_run()
     try:
         yield
     finally:
-        _RUN.reset(token)
+        end_run(token)
 
 
 def pick(key, candidates: dict, default: str):
