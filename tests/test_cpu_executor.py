@@ -65,6 +65,20 @@ CPU_CASES = [
       group=40, pads=[1, 1, 1, 1]),
     C("depthwise_same_3x3_one_column", "Conv", f32(1, 4, 6, 1), Init(f32(4, 1, 3, 3)),
       Init(f32(4)), group=4, pads=[1, 1, 1, 1]),
+    # planes of at most 256 values run flat (``_planes_flat``): 16x16 fills its vectors
+    # exactly, 17x15 one short, 16x17 is the first that runs by rows; 1x1 and 2x2 planes
+    C("depthwise_flat_16x16_relu6", "FusedConv", f32(1, 40, 16, 16), Init(f32(40, 1, 3, 3)),
+      Init(f32(40)), domain="onnxkit", group=40, pads=[1, 1, 1, 1],
+      activation="Clip", activation_params=[0.0, 6.0]),
+    C("depthwise_flat_17x15_multiplier_z", "FusedConv", f32(2, 3, 17, 15),
+      Init(f32(6, 1, 3, 3)), Init(f32(6)), f32(2, 6, 17, 15), domain="onnxkit", group=3,
+      pads=[1, 1, 1, 1], activation="Relu"),
+    C("depthwise_rows_16x17", "Conv", f32(1, 8, 16, 17), Init(f32(8, 1, 3, 3)), Init(f32(8)),
+      group=8, pads=[1, 1, 1, 1]),
+    C("depthwise_flat_1x1_and_2x2", "Conv", f32(1, 6, 2, 2), Init(f32(6, 1, 3, 3)),
+      group=6, pads=[1, 1, 1, 1]),
+    C("depthwise_flat_1x1", "Conv", f32(3, 5, 1, 1), Init(f32(5, 1, 3, 3)), Init(f32(5)),
+      group=5, pads=[1, 1, 1, 1]),
     # ... stride 2 (``_plane_3x3_s2``): odd and even planes, padding 1 or 0 at the end
     C("depthwise_3x3_s2_odd_z", "FusedConv", f32(2, 3, 7, 9), Init(f32(6, 1, 3, 3)),
       Init(f32(6)), f32(2, 6, 4, 5), domain="onnxkit", group=3, pads=[1, 1, 1, 1],
