@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from onnxkit.kernels.cpu import _banded, _blas, conv
+from onnxkit.kernels.cpu import _banded, _blas, _pointwise, conv
 from onnxkit.kernels.cpu._math import activation_code
 
 pytestmark = pytest.mark.skipif(not _blas.AVAILABLE,
@@ -115,8 +115,8 @@ POINTWISE = [  # X shape, M, activation, residual, band width
 @pytest.mark.parametrize("case", POINTWISE, ids=[f"pw{i}" for i in range(len(POINTWISE))])
 def test_pointwise_bands_match_a_direct_convolution(monkeypatch, case, dtype, lib):
     xs, m, act, has_z, width = case
-    monkeypatch.setattr(conv, "with_library", lambda key, run: run(lib))
-    monkeypatch.setattr(conv, "pointwise_width", lambda *args: width)
+    monkeypatch.setattr(_pointwise, "with_library", lambda key, run: run(lib))
+    monkeypatch.setattr(_pointwise, "pointwise_width", lambda *args: width)
     X = RNG.standard_normal(xs).astype(dtype)
     W = RNG.standard_normal((m, xs[1], 1, 1)).astype(dtype)
     B = RNG.standard_normal(m).astype(dtype)
@@ -126,7 +126,7 @@ def test_pointwise_bands_match_a_direct_convolution(monkeypatch, case, dtype, li
         want = want + Z
     code = activation_code(act, [0.0, 6.0] if act == "Clip" else None)
     want = {"Relu": np.maximum(want, 0), "Clip": np.clip(want, 0, 6), "": want}[act]
-    Y = conv._pointwise_by_bands(X, W, B, Z, code)
+    Y = _pointwise.by_bands(X, W, B, Z, code)
     assert Y.dtype == dtype and Y.shape == want.shape
     tol = dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(Y, want, **tol)

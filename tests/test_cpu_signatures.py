@@ -18,9 +18,9 @@ import itertools
 import numpy as np
 import pytest
 
-from onnxkit.kernels.cpu import (activations, attention, batch_norm, conv, conv_transpose, gemm,
-                                 instance_norm, layer_norm, load_cpu_kernels, matmul, pool,
-                                 reduce_mean, resize, softmax)
+from onnxkit.kernels.cpu import (_pointwise, activations, attention, batch_norm, conv,
+                                 conv_transpose, gemm, instance_norm, layer_norm, load_cpu_kernels,
+                                 matmul, pool, reduce_mean, resize, softmax)
 from onnxkit.kernels.cpu._math import RELU
 from onnxkit.kernels.cpu.warm import warm
 from onnxkit.ops.fused.attention import attention as reference_attention
@@ -74,7 +74,7 @@ def _cases():
         "row bands": _conv_case(_f32(rng, 1, 3, 96, 96), _f32(rng, 8, 3, 7, 7), _f32(rng, 8),
                                 pads=[3, 3, 3, 3], strides=[2, 2], activation="Relu"),
         "1x1 by column bands": (  # what tuning may choose for 1x1 layers of 2048+ pixels
-            lambda X, W, B, Z: conv._pointwise_by_bands(X, W, B, Z, (RELU, 0.0, 0.0)),
+            lambda X, W, B, Z: _pointwise.by_bands(X, W, B, Z, (RELU, 0.0, 0.0)),
             lambda X, W, B, Z: reference_fused_conv(X, W, B, Z, activation="Relu"),
             [_f32(rng, 1, 4, 48, 48), _f32(rng, 6, 4, 1, 1), _f32(rng, 6),
              _f32(rng, 1, 6, 48, 48)]),

@@ -19,9 +19,10 @@
         product per output value and the epilogue in one Numba call (``_pixel_dots``) or
         the paths below, whichever ran faster for this layer (``_tuning``; with tuning
         off, the dot products up to 16 pixels)
-    1x1, stride 1, small weights, 2048+ pixels: the whole-image product, or bands of
-        columns each with its product and epilogue in cache (``_banded.pointwise_bands``),
-        whichever ran faster for this layer (``_tuning``)
+    1x1, stride 1, no padding, one group (``_pointwise``): one product per image and the
+        epilogue; with small weights and 2048+ pixels, or bands of columns each with its
+        product and epilogue in cache (``_banded.pointwise_bands``), whichever ran faster
+        for this layer (``_tuning``)
 
 Which of these serves a layer is decided on its first call, with its geometry, activation
 code and kernel arguments, and looked up by value on later calls (``_conv_layer``).
@@ -37,7 +38,7 @@ import numpy as np
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._banded import band_rows, banded_conv, eligible as banded_eligible
-from onnxkit.kernels.cpu._banded import pointwise_bands, pointwise_eligible, pointwise_width
+from onnxkit.kernels.cpu._banded import pointwise_eligible
 from onnxkit.kernels.cpu._banded import scratch_shape
 from onnxkit.kernels.cpu._blas import matmul, with_library
 from onnxkit.kernels.cpu._buffers import empty, forget_laid_out, keep_laid_out, laid_out, read_only
@@ -49,6 +50,7 @@ from onnxkit.kernels.cpu._depthwise_3x3 import direct_3x3
 from onnxkit.kernels.cpu._epilogue import epilogue_rows
 from onnxkit.kernels.cpu._im2col import im2col, phase_shape, phases
 from onnxkit.kernels.cpu._pixel_dots import eligible as dots_eligible, pixel_dots_conv
+from onnxkit.kernels.cpu._pointwise import is_pointwise, run_bands, run_product
 from onnxkit.kernels.cpu._pixel_dots import rule as dots_rule
 from onnxkit.kernels.cpu._tuning import chosen, pick, tuning
 from onnxkit.kernels.cpu._winograd import TAG as WINOGRAD_TAG, eligible as winograd_eligible
@@ -163,6 +165,7 @@ def _route(L, X, W):
     g, code, group = L.g, L.code, L.group
     c, (m, cg) = X.shape[1], W.shape[:2]
     pixels = g.out[0] * g.out[1]
+    pointwise = code is not None and group == 1 and is_pointwise(W, g, X.shape[2:])
     if group == c and cg == 1 and code is not None:
         L.route = _depthwise
         L.last = (pixels <= SMALL_PLANE and c >= 32 and m == c
@@ -183,12 +186,17 @@ def _route(L, X, W):
         L.pick_key = ("conv", X.shape, W.shape, g.begin, g.out)
         L.route = _choose
     elif code is not None and dots_eligible(pixels):
-        L.candidates = {"dots": _by_dots, "im2col": _run_product}
+        L.candidates = {"dots": _by_dots, "im2col": run_product if pointwise else _run_product}
         L.default = "dots" if dots_rule(pixels) else "im2col"
         L.pick_key = ("conv dots", X.shape, W.shape, group, g.begin, g.strides, g.dilations)
         L.route = _choose
+    elif pointwise and pointwise_eligible(m, c, pixels, group, X.itemsize):
+        L.candidates = {"bands": run_bands, "im2col": run_product}
+        L.default = "im2col"
+        L.pick_key = ("conv 1x1", X.shape, W.shape)
+        L.route = _choose
     else:
-        L.route = _run_product
+        L.route = run_product if pointwise else _run_product
 
 
 def _choose(X, W, B, bias, Z4, L):
@@ -227,20 +235,14 @@ def _run_product(X, W, B, bias, Z4, L):
 
 
 def _by_product(X, W, B, bias, Z4, group, g, activation, params, code, out_shape):
-    """im2col (or the input as it lies) and BLAS: by row bands for the stems, by column
-    bands or whole for big pointwise layers (timed), else one product per image."""
+    """im2col (or the input as it lies) and BLAS: by row bands for the stems, else one
+    product per image (pointwise layers of one group have their own routes, ``_pointwise``)."""
     c = X.shape[1]
     m, cg, kh, kw = W.shape
     pixels = out_shape[2] * out_shape[3]
-    pointwise = _pointwise(W, g, X.shape[2:])
-    if (code is not None and not pointwise
+    if (code is not None and not is_pointwise(W, g, X.shape[2:])
             and banded_eligible(m, cg * kh * kw, pixels, group, X.itemsize)):
         return _by_bands(X, W, bias, Z4, code, g, empty(out_shape, X.dtype))
-    if code is not None and pointwise and pointwise_eligible(m, c, pixels, group, X.itemsize):
-        return pick(("conv 1x1", X.shape, W.shape),
-                    {"bands": lambda: _pointwise_by_bands(X, W, bias, Z4, code),
-                     "im2col": lambda: _gemm_conv(X, W, B, Z4, group, g, activation, params)},
-                    "im2col")
     return _gemm_conv(X, W, B, Z4, group, g, activation, params)
 
 
@@ -290,36 +292,6 @@ def _by_bands(X, W, bias, Z4, code, g, Y):
     return Y
 
 
-def _pointwise_by_bands(X, W, bias, Z4, code):
-    """A pointwise layer (group 1) by bands of columns, each band's product and epilogue
-    in its thread's cache (``_banded.pointwise_bands``); ``_tuning`` times it against
-    the whole-image product (``_gemm_conv``) per layer shape."""
-    n, c, h, w = X.shape
-    m = W.shape[0]
-    Y = empty((n, m, h, w), X.dtype)
-    weights = read_only(np.ascontiguousarray(W).reshape(m, c))
-    width = pointwise_width(m, h * w, X.itemsize)
-    act, p0, p1 = code
-    p0, p1 = X.dtype.type(p0), X.dtype.type(p1)
-    b = read_only(bias)
-
-    def run(lib):
-        for i in range(n):
-            z = read_only(_NO_Z2[X.dtype] if Z4 is None
-                          else np.ascontiguousarray(Z4[i]).reshape(m, h * w))
-            pointwise_bands(read_only(X[i].reshape(c, h * w)), weights, b, z, Z4 is not None,
-                            act, p0, p1, Y[i].reshape(m, h * w), width, lib)
-
-    with_library(("gemm 1x1 bands", X.shape, W.shape), run)
-    return Y
-
-
-def _pointwise(W, g, in_hw) -> bool:
-    """A 1x1 layer of stride 1 and no padding: its input is its im2col already."""
-    return W.shape[2] == W.shape[3] == 1 and g.strides == (1, 1) and not any(g.begin) \
-        and tuple(g.out) == tuple(in_hw)
-
-
 def _gemm_conv(X, W, B, Z4, group, g, activation, params):
     """im2col (or the input itself, for pointwise layers) + one BLAS product per image and
     group, then the epilogue over the whole output."""
@@ -329,7 +301,7 @@ def _gemm_conv(X, W, B, Z4, group, g, activation, params):
     out_shape = (n, m, oh, ow)
     Y = empty(out_shape, X.dtype)
     k = cg * kh * kw
-    pointwise = _pointwise(W, g, (h, w))
+    pointwise = is_pointwise(W, g, (h, w))
     weights = np.ascontiguousarray(W).reshape(group, m // group, k)
     sh, sw = g.strides
     # 1x1 with a stride and no padding (a ResNet's downsampling shortcut): the columns

@@ -37,9 +37,9 @@ def _constant(a: np.ndarray) -> np.ndarray:
 
 def _calls(dtype):
     """(what, thunk) pairs covering the kernels' code paths for one float dtype."""
-    from onnxkit.kernels.cpu import (activations, attention, batch_norm, binary, conv,
-                                     conv_transpose, einsum, gemm, instance_norm, layer_norm,
-                                     matmul, pool, reduce_mean, resize, softmax)
+    from onnxkit.kernels.cpu import (_pointwise, activations, attention, batch_norm, binary,
+                                     conv, conv_transpose, einsum, gemm, instance_norm,
+                                     layer_norm, matmul, pool, reduce_mean, resize, softmax)
 
     rng = np.random.default_rng(0)
 
@@ -68,9 +68,9 @@ def _calls(dtype):
         ("conv by bands + Z", lambda: conv.fused_conv(r(1, 3, 96, 96), c(8, 3, 7, 7), c(8),
                                                       r(1, 8, 48, 48), pads=[3, 3, 3, 3],
                                                       strides=[2, 2])),
-        ("conv 1x1 by bands", lambda: conv._pointwise_by_bands(
+        ("conv 1x1 by bands", lambda: _pointwise.by_bands(
             r(1, 4, 48, 48), c(6, 4, 1, 1), c(6), None, (RELU, 0.0, 0.0))),
-        ("conv 1x1 by bands + Z", lambda: conv._pointwise_by_bands(
+        ("conv 1x1 by bands + Z", lambda: _pointwise.by_bands(
             r(1, 4, 48, 48), c(6, 4, 1, 1), c(6), r(1, 6, 48, 48), (NONE, 0.0, 0.0))),
         ("depthwise", lambda: conv.fused_conv(x, c(4, 1, 3, 3), c(4), activation="Clip", group=4,
                                               activation_params=[0.0, 6.0])),
@@ -117,6 +117,7 @@ def _calls(dtype):
         ("attention", lambda: attention.attention(r(1, 6, 8), r(1, 6, 8), r(1, 6, 8),
                                                   r(1, 1, 1, 6), q_num_heads=2,
                                                   kv_num_heads=2)),
+        ("matrix addresses", lambda: _addresses(dtype)),
     ]
     if dtype == np.float32:
         calls += [
@@ -144,6 +145,19 @@ def _calls(dtype):
                 r(2, 3, 8), c(2, 3, 8), c(8), c(8))),
         ]
     return calls
+
+
+def _addresses(dtype) -> None:
+    """``_blas._address`` compiles per array type: every layout a product's operand may
+    have (C, F or strided; 2-D, 3-D batches), writable or read-only."""
+    from onnxkit.kernels.cpu._blas import _address
+
+    for shape in ((4, 6), (2, 4, 6)):
+        base = np.zeros(shape, dtype)
+        for a in (base, np.asfortranarray(base), base[..., ::2]):
+            _address(a)
+            _address(_constant(np.ascontiguousarray(a)) if a.flags.c_contiguous
+                     else np.lib.stride_tricks.as_strided(a, writeable=False))
 
 
 def warm(verbose: bool = True) -> float:
