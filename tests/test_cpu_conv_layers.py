@@ -1,8 +1,11 @@
-"""A Conv layer's facts are worked out once and looked up by value (``_conv_layer``).
+"""A Conv layer's facts are worked out once and looked up by value (``_conv_layer``),
+and a node's later calls find its layer by the identity of what they pass (``recall``).
 
 Each test compares the ``cpu`` kernel's output with the reference kernel (numpy, its own
 padding and products), and checks what the memo holds: one decision per layer shape,
-none shared between layers that differ in anything the path depends on.
+none shared between layers that differ in anything the path depends on, and no
+remembered layer served to a call that differs from the remembered one (attribute
+values, weights, bias, residual, shape, tuning flag, an id another array took over).
 """
 
 from __future__ import annotations
@@ -11,17 +14,15 @@ import numpy as np
 import pytest
 
 from onnxkit.kernels.cpu import _conv_layer, _tuning, conv
+from onnxkit.kernels.cpu._buffers import as_constant as _constant  # an initializer
 from onnxkit.ops.fused.fused_conv import fused_conv as reference_fused_conv
+from onnxkit.ops.nn.conv import conv as reference_conv
 
 RNG = np.random.default_rng(11)
 
 
 def f32(*shape):
     return RNG.standard_normal(shape).astype(np.float32)
-
-
-def _constant(a):  # an initializer: read-only memory a session read from the model
-    return np.frombuffer(a.tobytes(), a.dtype).reshape(a.shape)
 
 
 @pytest.fixture
@@ -120,3 +121,68 @@ def test_with_tuning_off_a_layer_runs_the_static_rule_whatever_was_timed(decisio
     _check(X, W)
     layer, = _conv_layer.LAYERS.values()
     assert layer.route is layer.candidates["dots"]
+
+
+# --- a node's later calls: the layer found by the identity of W, B and the attributes ---
+
+@pytest.fixture
+def keys(monkeypatch):
+    """Empty memos; counts how often a Conv builds its layer key by value."""
+    _tuning.forget()
+    calls = []
+    real = conv.layer_key
+    monkeypatch.setattr(conv, "layer_key", lambda *a: calls.append(1) or real(*a))
+    yield calls
+    _tuning.forget()
+
+
+def test_a_node_s_later_calls_skip_the_key_and_still_match_the_reference(keys):
+    W, B = _constant(f32(8, 4, 3, 3)), _constant(f32(8))
+    W2 = _constant(f32(8, 4, 3, 3))  # another node's weights
+    pads, strides = [1, 1, 1, 1], [1, 1]  # a node's own attribute lists, run after run
+    for _ in range(4):
+        _check(f32(1, 4, 6, 6), W, B, pads=pads, strides=strides, activation="Relu")
+        X = f32(1, 4, 6, 6)
+        np.testing.assert_allclose(conv.conv(X, W2, B, pads=pads, strides=strides),
+                                   reference_conv(X, W2, B, pads=pads, strides=strides),
+                                   rtol=1e-5, atol=1e-4)
+    assert len(keys) == 2  # one per node (Conv and FusedConv), on its first call
+
+
+@pytest.mark.parametrize("change", ["pads", "activation", "bias", "no bias", "residual",
+                                    "input shape", "tuning"])
+def test_a_call_that_differs_in_anything_is_not_served_the_remembered_layer(
+        keys, monkeypatch, change):
+    W, B = _constant(f32(6, 3, 3, 3)), _constant(f32(6))
+    X = f32(1, 3, 7, 7)
+    base = dict(pads=[1, 1, 1, 1], activation="Relu")
+    _check(X, W, B, **base)
+    args = dict(X=X, W=W, B=B, Z=None, **base)
+    if change == "pads":
+        args["pads"] = [0, 0, 0, 0]  # same W and input: only the values differ
+    elif change == "activation":
+        args["activation"], args["activation_params"] = "LeakyRelu", [0.1]
+    elif change == "bias":
+        args["B"] = _constant(f32(6))
+    elif change == "no bias":
+        args["B"] = None
+    elif change == "residual":
+        args["Z"] = f32(1, 6, 7, 7)
+    elif change == "input shape":
+        args["X"] = f32(1, 3, 9, 9)
+    else:
+        monkeypatch.setenv("ONNXKIT_CPU_TUNE", "1")
+    _check(**args)
+    assert len(keys) == 2
+
+
+def test_an_array_that_took_over_a_dead_weight_s_id_finds_nothing(keys):
+    """Ids are reused once an array is freed: the entry holds the weight weakly and
+    checks that it is the very object called with."""
+    X, old, new = f32(1, 2, 5, 5), _constant(f32(4, 2, 3, 3)), _constant(f32(4, 2, 3, 3))
+    _check(X, old, pads=[1, 1, 1, 1])
+    entry = _conv_layer._RECENT.pop((id(old), X.shape))
+    _conv_layer._RECENT[(id(new), X.shape)] = entry  # as if `new` had old's id
+    assert _conv_layer.recall(X, new, None, False, ("NOTSET", None, 1, None, [1, 1, 1, 1],
+                                                     None, "", None)) is None
+    _check(X, new, pads=[1, 1, 1, 1])

@@ -1,10 +1,10 @@
-"""A node's later calls find what its first call worked out, by the identity of its inputs.
+"""Reshape and Slice on the cpu executor: the constant index inputs worked out once
+(``_recall.recalled``), and the tuning flag read once per run.
 
-Conv layers (``_conv_layer.recall``) and the constant index inputs of Reshape and Slice
-(``_recall.recalled``). Every output is compared with the reference kernel; the memo
-must never serve a call whose inputs differ from the remembered ones in anything the
-result depends on: attribute values, weights, shapes, the tuning flag, the contents of
-a writable index tensor, or an array that merely took over a dead one's id.
+Every output is compared with the reference kernel; the memo must never serve a call
+whose index tensor is writable (its contents may change) or outlived its array (an id
+another array may take over). The Conv layer's own recall is tested with the layers
+(``test_cpu_conv_layers.py``).
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from onnxkit.kernels.cpu import _conv_layer, _recall, _tuning, conv, reshape_slice
-from onnxkit.ops.fused.fused_conv import fused_conv as reference_fused_conv
-from onnxkit.ops.nn.conv import conv as reference_conv
+from onnxkit.kernels.cpu import _recall, _tuning, reshape_slice
+from onnxkit.kernels.cpu._buffers import as_constant as _constant
 from onnxkit.ops.tensor import reshape as ref_reshape, slice as ref_slice
 
 RNG = np.random.default_rng(5)
@@ -22,79 +21,6 @@ RNG = np.random.default_rng(5)
 
 def f32(*shape):
     return RNG.standard_normal(shape).astype(np.float32)
-
-
-def _constant(a):  # an initializer: read-only memory a session read from the model
-    return np.frombuffer(a.tobytes(), a.dtype).reshape(a.shape)
-
-
-@pytest.fixture
-def keys(monkeypatch):
-    """Empty memos; counts how often a Conv builds its layer key by value."""
-    _tuning.forget()
-    calls = []
-    real = conv.layer_key
-    monkeypatch.setattr(conv, "layer_key", lambda *a: calls.append(1) or real(*a))
-    yield calls
-    _tuning.forget()
-
-
-def _check_fused(X, W, B=None, Z=None, **attrs):
-    Y = conv.fused_conv(X, W, B, Z, **attrs)
-    want = reference_fused_conv(X, W, B, Z, **attrs)
-    np.testing.assert_allclose(Y, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
-
-
-def test_a_node_s_later_calls_skip_the_key_and_still_match_the_reference(keys):
-    W, B = _constant(f32(8, 4, 3, 3)), _constant(f32(8))
-    W2 = _constant(f32(8, 4, 3, 3))  # another node's weights
-    pads, strides = [1, 1, 1, 1], [1, 1]  # a node's own attribute lists, run after run
-    for _ in range(4):
-        _check_fused(f32(1, 4, 6, 6), W, B, pads=pads, strides=strides, activation="Relu")
-        X = f32(1, 4, 6, 6)
-        np.testing.assert_allclose(conv.conv(X, W2, B, pads=pads, strides=strides),
-                                   reference_conv(X, W2, B, pads=pads, strides=strides),
-                                   rtol=1e-5, atol=1e-4)
-    assert len(keys) == 2  # one per node (Conv and FusedConv), on its first call
-
-
-@pytest.mark.parametrize("change", ["pads", "activation", "bias", "no bias", "residual",
-                                    "input shape", "tuning"])
-def test_a_call_that_differs_in_anything_is_not_served_the_remembered_layer(
-        keys, monkeypatch, change):
-    W, B = _constant(f32(6, 3, 3, 3)), _constant(f32(6))
-    X = f32(1, 3, 7, 7)
-    base = dict(pads=[1, 1, 1, 1], activation="Relu")
-    _check_fused(X, W, B, **base)
-    args = dict(X=X, W=W, B=B, Z=None, **base)
-    if change == "pads":
-        args["pads"] = [0, 0, 0, 0]  # same W and input: only the values differ
-    elif change == "activation":
-        args["activation"], args["activation_params"] = "LeakyRelu", [0.1]
-    elif change == "bias":
-        args["B"] = _constant(f32(6))
-    elif change == "no bias":
-        args["B"] = None
-    elif change == "residual":
-        args["Z"] = f32(1, 6, 7, 7)
-    elif change == "input shape":
-        args["X"] = f32(1, 3, 9, 9)
-    else:
-        monkeypatch.setenv("ONNXKIT_CPU_TUNE", "1")
-    _check_fused(**args)
-    assert len(keys) == 2
-
-
-def test_an_array_that_took_over_a_dead_weight_s_id_finds_nothing(keys):
-    """Ids are reused once an array is freed: the entry holds the weight weakly and
-    checks that it is the very object called with."""
-    X, old, new = f32(1, 2, 5, 5), _constant(f32(4, 2, 3, 3)), _constant(f32(4, 2, 3, 3))
-    _check_fused(X, old, pads=[1, 1, 1, 1])
-    entry = _conv_layer._RECENT.pop((id(old), X.shape))
-    _conv_layer._RECENT[(id(new), X.shape)] = entry  # as if `new` had old's id
-    assert _conv_layer.recall(X, new, None, False, ("NOTSET", None, 1, None, [1, 1, 1, 1],
-                                                     None, "", None)) is None
-    _check_fused(X, new, pads=[1, 1, 1, 1])
 
 
 def test_tuning_is_read_once_per_run(monkeypatch):

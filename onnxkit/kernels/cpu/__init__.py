@@ -21,6 +21,7 @@ so the two executors always give the same answers.
 | layer_norm      | LayerNormalization, onnxkit::LayerNormalization / SkipLayerNormalization |
 | attention       | onnxkit::Attention                                               |
 | tensor          | Gather, Transpose, Concat                                        |
+| reshape_slice   | Reshape, Slice (constant index inputs worked out once)           |
 | resize          | Resize (nearest / linear, 2-D)                                   |
 
 The kernels share the cuda kernels' contract: a registered kernel has the name and the

@@ -33,30 +33,25 @@ on oneMKL alone, 20.0 on OpenBLAS alone. So, like the convolution algorithms
 (``_tuning``), the first product of each shape (sizes, layout, split) times both
 libraries and later ones run the faster (``with_library``); with tuning off
 (``ONNXKIT_CPU_TUNE=0``, the tests) the first of ``CHOICES`` runs, oneMKL where
-installed. ``ONNXKIT_BLAS=mkl`` or ``=openblas`` keeps one library only. The
-64-bit-integer entry points are handed to LLVM by name (``onnxkit_sgemm`` for the first
-library, ``onnxkit_sgemm2`` for the second), so the kernels that call them stay
-cacheable; the libraries' names are part of the kernel cache's (``cache_dir``). Where
-neither is found, ``AVAILABLE`` is False and ``matmul`` is ``np.matmul``. numpy's own
-OpenBLAS pool is the one ``one_blas_thread`` sets.
+installed. Finding the libraries and handing their entry points to LLVM is
+``_blas_libraries``'s part. Where neither is found, ``AVAILABLE`` is False and
+``matmul`` is ``np.matmul``. numpy's own OpenBLAS pool is the one ``one_blas_thread``
+sets.
 """
 
 from __future__ import annotations
 
-import ctypes
-import glob
-import os
-import sys
 from contextlib import contextmanager
 from functools import partial
 
 import numpy as np
 from numba import get_num_threads, njit, prange, types
 
+from onnxkit.kernels.cpu._blas_libraries import (  # noqa: F401 (AVAILABLE ... for callers)
+    _GET, _SET, _SGEMV, _DGEMV, _S_NAME, AVAILABLE, CHOICES, ILP64, LIBRARIES, LIBRARY,
+    NO_TRANS, ROW_MAJOR, TRANS)
 from onnxkit.kernels.cpu._tuning import chosen, pick, tuning
 
-ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
-MKL_SEQUENTIAL = 1  # MKL_Set_Threading_Layer's MKL_THREADING_SEQUENTIAL
 MIN_PART_COLUMNS = 128  # a 2-D product is split by columns only if each part gets this many
 ROWS_FIRST = 48  # ... and by rows when each part gets this many rows
 MIN_PART_ROWS = 16  # ... or when the columns are too few, if each part gets this many
@@ -74,115 +69,6 @@ MIN_SPLIT_WEIGHTS = 1 << 18  # ... unless its right operand is this big (a class
 # the AMD VM: 64 x 144 x 225 50 -> 31 us, 256 x 576 x 9 64 -> 23 us)
 MIN_TIMED_SPLIT = 1 << 18
 
-
-def _numpy_blas():
-    """numpy's bundled BLAS as a ctypes library and its file name."""
-    here = os.path.dirname(np.__file__)
-    for pattern in ("libscipy_openblas*.so*", "libopenblas*.so*"):
-        for path in sorted(glob.glob(os.path.join(here, "..", "numpy.libs", pattern))):
-            try:
-                return ctypes.CDLL(path), os.path.basename(path)
-            except OSError:
-                continue
-    return None, ""
-
-
-def _wanted() -> str:
-    """``ONNXKIT_BLAS``: "openblas" or "mkl" for that library alone; anything else both."""
-    return os.environ.get("ONNXKIT_BLAS", "").strip().lower()
-
-
-def _mkl():
-    """oneMKL's single dynamic library (the ``mkl`` wheel) set to run sequentially, and its
-    file name; (None, "") where it is missing, refused (``ONNXKIT_BLAS=openblas``) or already
-    set up by someone else to run threaded."""
-    if _wanted() == "openblas":
-        return None, ""
-    for path in sorted(glob.glob(os.path.join(sys.prefix, "lib", "libmkl_rt.so*"))):
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        layer = getattr(lib, "MKL_Set_Threading_Layer", None)
-        if layer is None:
-            continue
-        layer.argtypes, layer.restype = [ctypes.c_int], ctypes.c_int
-        if layer(MKL_SEQUENTIAL) == MKL_SEQUENTIAL:
-            _load_kernels(lib)
-            return lib, os.path.basename(path)
-    return None, ""
-
-
-def _load_kernels(lib) -> None:
-    """One small product of each type: oneMKL loads its kernels for this CPU (libmkl_core,
-    libmkl_avx512 ..., ~18 MiB resident) on its first products; done here, with the
-    library, not in a session's first run."""
-    for name, ctype, dtype in (("cblas_sgemm", ctypes.c_float, np.float32),
-                               ("cblas_dgemm", ctypes.c_double, np.float64)):
-        n = 8
-        a, c = np.ones((n, n), dtype), np.empty((n, n), dtype)
-        getattr(lib, name)(ROW_MAJOR, NO_TRANS, NO_TRANS, n, n, n, ctype(1),
-                           ctypes.c_void_p(a.ctypes.data), n, ctypes.c_void_p(a.ctypes.data),
-                           n, ctype(0), ctypes.c_void_p(c.ctypes.data), n)
-
-
-def _symbol(lib, names):
-    for name in names:
-        fn = getattr(lib, name, None) if lib is not None else None
-        if fn is not None:
-            return name, fn
-    return None, None
-
-
-_NUMPY, _NUMPY_NAME = _numpy_blas()
-_MKL, _MKL_NAME = _mkl()
-_LIB, LIBRARY = (_MKL, _MKL_NAME) if _MKL is not None else (_NUMPY, _NUMPY_NAME)
-_SGEMM_NAMES = ("cblas_sgemm_64", "scipy_cblas_sgemm64_", "cblas_sgemm64_", "scipy_cblas_sgemm",
-                "cblas_sgemm")
-_DGEMM_NAMES = tuple(name.replace("sgemm", "dgemm") for name in _SGEMM_NAMES)
-_S_NAME, _SGEMM = _symbol(_LIB, _SGEMM_NAMES)
-_D_NAME, _DGEMM = _symbol(_LIB, _DGEMM_NAMES)
-
-
-def _gemv(lib, gemm_names):
-    """The ?gemv entry points of ``lib`` named like its ?gemm ones (None where missing):
-    a product of one row runs as a matrix-vector product (``gemv_call``), the libraries'
-    sgemm of one row ran 2.5x (oneMKL) to 10x (OpenBLAS) slower than their sgemv here."""
-    return (getattr(lib, name.replace("gemm", "gemv"), None) if name else None
-            for name in gemm_names)
-
-
-_SGEMV, _DGEMV = _gemv(_LIB, (_S_NAME, _D_NAME))
-# the second library: numpy's OpenBLAS beside oneMKL, timed against it per product shape
-_ALT = _NUMPY if _MKL is not None and _wanted() != "mkl" else None
-_S2_NAME, _SGEMM2 = _symbol(_ALT, _SGEMM_NAMES)
-_D2_NAME, _DGEMM2 = _symbol(_ALT, _DGEMM_NAMES)
-_SGEMV2, _DGEMV2 = _gemv(_ALT, (_S2_NAME, _D2_NAME))
-# numpy's own pool (its np.matmul / np.dot calls), set to one thread during a run
-_, _SET = _symbol(_NUMPY, ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_",
-                           "scipy_openblas_set_num_threads", "openblas_set_num_threads"))
-_, _GET = _symbol(_NUMPY, ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_",
-                           "scipy_openblas_get_num_threads", "openblas_get_num_threads"))
-AVAILABLE = None not in (_SGEMM, _DGEMM, _SGEMV, _DGEMV, _SET, _GET)
-ILP64 = bool(_S_NAME) and _S_NAME.endswith(("64_", "_64"))
-_ALT_OK = (None not in (_SGEMM2, _DGEMM2, _SGEMV2, _DGEMV2)
-           and _S2_NAME.endswith(("64_", "_64")) == ILP64 == _D2_NAME.endswith(("64_", "_64")))
-#: the libraries ``matmul`` chooses between (index 0 the default): "onemkl", "openblas"
-CHOICES = (("onemkl",) if _MKL is not None else ("openblas",)) + (("openblas",) if _ALT_OK else ())
-LIBRARIES = (LIBRARY,) + ((_NUMPY_NAME,) if _ALT_OK else ())
-
-if AVAILABLE:
-    import llvmlite.binding as llvm
-
-    for symbol, fn in (("onnxkit_sgemm", _SGEMM), ("onnxkit_dgemm", _DGEMM),
-                       ("onnxkit_sgemm2", _SGEMM2 if _ALT_OK else _SGEMM),
-                       ("onnxkit_dgemm2", _DGEMM2 if _ALT_OK else _DGEMM),
-                       ("onnxkit_sgemv", _SGEMV), ("onnxkit_dgemv", _DGEMV),
-                       ("onnxkit_sgemv2", _SGEMV2 if _ALT_OK else _SGEMV),
-                       ("onnxkit_dgemv2", _DGEMV2 if _ALT_OK else _DGEMV)):
-        llvm.add_symbol(symbol, ctypes.cast(fn, ctypes.c_void_p).value)
-    _SET.argtypes, _SET.restype = [ctypes.c_int], None
-    _GET.argtypes, _GET.restype = [], ctypes.c_int
 
 _I = types.int64 if ILP64 else types.int32
 _E = types.int32  # the CBLAS enums

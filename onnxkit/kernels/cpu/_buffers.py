@@ -189,6 +189,11 @@ _LAID_OUT: dict[tuple[int, str], np.ndarray] = {}
 _IN_USE: set[tuple[int, str]] = set()  # (id, tag) some layer's timing chose
 
 
+def as_constant(a: np.ndarray) -> np.ndarray:
+    """A copy of ``a`` over immutable bytes, as a session's initializers are (warm-up, tests)."""
+    return np.frombuffer(a.tobytes(), a.dtype).reshape(a.shape)
+
+
 def is_constant(x: np.ndarray) -> bool:
     """True for arrays over immutable memory (initializers read from the model's bytes)."""
     base = x

@@ -18,6 +18,7 @@ import time
 
 import numpy as np
 
+from onnxkit.kernels.cpu._buffers import as_constant as _constant
 from onnxkit.kernels.cpu._math import NONE, RELU
 
 
@@ -28,11 +29,6 @@ class _Ctx:
 
     class node:  # noqa: N801 - mimics NodeProto's attribute
         output = ["Y"]
-
-
-def _constant(a: np.ndarray) -> np.ndarray:
-    """``a`` over read-only bytes, as an initializer is (``_buffers.is_constant``)."""
-    return np.frombuffer(a.tobytes(), a.dtype).reshape(a.shape)
 
 
 def _calls(dtype):
