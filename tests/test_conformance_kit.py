@@ -40,3 +40,16 @@ def test_tolerance_is_the_cases_own():
     assert_outputs_close(ref, [np.array([1.0009], np.float32)], 1e-3, 0)
     with pytest.raises(AssertionError):
         assert_outputs_close(ref, [np.array([1.0011], np.float32)], 1e-3, 0)
+
+
+@pytest.mark.parametrize("name", ["test_gru_batchwise", "test_reduce_max_empty_set_bool"])
+def test_onnxruntime_s_own_errors_go_to_the_report_not_the_terminal(capfd, name):
+    """onnxruntime refuses these (batchwise recurrent layout at session creation, an empty
+    bool ReduceMax when run): the case is an error with its message, and onnxruntime's
+    logger prints nothing to the terminal."""
+    pytest.importorskip("onnxruntime")
+    from onnxkit.conformance.backends import resolve_backend
+
+    result = run_case(_case(name), resolve_backend("onnxruntime"))
+    assert result.status == "error" and "ONNXRuntimeError" in result.message
+    assert "onnxruntime" not in capfd.readouterr().err
