@@ -4,7 +4,9 @@
         1. env <- initializers + feeds          (outer scope visible behind it)
         2. for each step in order:
              a. gather inputs ("" -> None)
-             b. call the kernel through the executor (ctx for scope-aware kernels)
+             b. call the kernel through the executor (ctx for scope-aware kernels); where
+           the executor calls kernels as they are and no trace is asked for, directly
+           (one array out: stored at once)
              c. store outputs, report to the trace callback
              d. drop values no later step reads
         3. return the graph outputs

@@ -50,8 +50,8 @@ from onnxkit.kernels.cpu._depthwise_3x3 import direct_3x3
 from onnxkit.kernels.cpu._epilogue import epilogue_rows
 from onnxkit.kernels.cpu._im2col import im2col, phase_shape, phases
 from onnxkit.kernels.cpu._pixel_dots import eligible as dots_eligible, pixel_dots_conv
-from onnxkit.kernels.cpu._pointwise import is_pointwise, run_bands, run_product
 from onnxkit.kernels.cpu._pixel_dots import rule as dots_rule
+from onnxkit.kernels.cpu._pointwise import is_pointwise, run_bands, run_product
 from onnxkit.kernels.cpu._tuning import chosen, pick, tuning
 from onnxkit.kernels.cpu._winograd import TAG as WINOGRAD_TAG, eligible as winograd_eligible
 from onnxkit.kernels.cpu._winograd import size_rule as winograd_size_rule, winograd_conv
@@ -230,20 +230,14 @@ def _run_im2col(X, W, B, bias, Z4, L):
 
 
 def _run_product(X, W, B, bias, Z4, L):
-    return _by_product(X, W, B, bias, Z4, L.group, L.g, L.activation, L.params, L.code,
-                       L.out_shape)
-
-
-def _by_product(X, W, B, bias, Z4, group, g, activation, params, code, out_shape):
     """im2col (or the input as it lies) and BLAS: by row bands for the stems, else one
     product per image (pointwise layers of one group have their own routes, ``_pointwise``)."""
-    c = X.shape[1]
     m, cg, kh, kw = W.shape
-    pixels = out_shape[2] * out_shape[3]
-    if (code is not None and not is_pointwise(W, g, X.shape[2:])
-            and banded_eligible(m, cg * kh * kw, pixels, group, X.itemsize)):
-        return _by_bands(X, W, bias, Z4, code, g, empty(out_shape, X.dtype))
-    return _gemm_conv(X, W, B, Z4, group, g, activation, params)
+    pixels = L.out_shape[2] * L.out_shape[3]
+    if (L.code is not None and not is_pointwise(W, L.g, X.shape[2:])
+            and banded_eligible(m, cg * kh * kw, pixels, L.group, X.itemsize)):
+        return _by_bands(X, W, bias, Z4, L.code, L.g, empty(L.out_shape, X.dtype))
+    return _gemm_conv(X, W, B, Z4, L.group, L.g, L.activation, L.params)
 
 
 def _by_dots(X, W, B, bias, Z4, L):
