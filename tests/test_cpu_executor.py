@@ -25,6 +25,9 @@ load_cpu_kernels()
 _NAN_IMAGE = f32(1, 2, 7, 7)
 _NAN_IMAGE[0, 0, 3, 3] = np.nan
 _NAN_IMAGE[0, 1, 0, 0] = np.nan
+_EDGE_INF = f32(1, 3, 5, 6)  # infinities in the first and last columns of planes
+_EDGE_INF[0, :, 2, 0] = np.inf
+_EDGE_INF[0, :, 3, 5] = -np.inf
 
 CPU_CASES = [
     C("conv_stride2_pad3", "Conv", f32(1, 3, 15, 14), Init(f32(4, 3, 7, 7)), Init(f32(4)),
@@ -65,8 +68,8 @@ CPU_CASES = [
       group=40, pads=[1, 1, 1, 1]),
     C("depthwise_same_3x3_one_column", "Conv", f32(1, 4, 6, 1), Init(f32(4, 1, 3, 3)),
       Init(f32(4)), group=4, pads=[1, 1, 1, 1]),
-    # planes of at most 256 values run flat (``_planes_flat``): 16x16 fills its vectors
-    # exactly, 17x15 one short, 16x17 is the first that runs by rows; 1x1 and 2x2 planes
+    # small planes around the vector loop's length (16x16 fills its 256 values, 17x15 one
+    # short, 16x17 one past), 1x1 and 2x2 planes, and infinities at the planes' edges
     C("depthwise_flat_16x16_relu6", "FusedConv", f32(1, 40, 16, 16), Init(f32(40, 1, 3, 3)),
       Init(f32(40)), domain="onnxkit", group=40, pads=[1, 1, 1, 1],
       activation="Clip", activation_params=[0.0, 6.0]),
@@ -79,6 +82,10 @@ CPU_CASES = [
       group=6, pads=[1, 1, 1, 1]),
     C("depthwise_flat_1x1", "Conv", f32(3, 5, 1, 1), Init(f32(5, 1, 3, 3)), Init(f32(5)),
       group=5, pads=[1, 1, 1, 1]),
+    # an edge value never reaches the other edge's outputs (a flat plane with masked
+    # edge taps made these NaN: 0 * inf)
+    C("depthwise_flat_edge_inf", "Conv", _EDGE_INF, Init(np.abs(f32(3, 1, 3, 3))),
+      group=3, pads=[1, 1, 1, 1]),
     # ... stride 2 (``_plane_3x3_s2``): odd and even planes, padding 1 or 0 at the end
     C("depthwise_3x3_s2_odd_z", "FusedConv", f32(2, 3, 7, 9), Init(f32(6, 1, 3, 3)),
       Init(f32(6)), f32(2, 6, 4, 5), domain="onnxkit", group=3, pads=[1, 1, 1, 1],

@@ -2,8 +2,7 @@
 (MobileNets'), without the stride phases of ``_depthwise``.
 
     stride 1:  the plane copied into a zero-bordered one; the nine taps read shifted
-               views of it, one loop over the whole plane (``_plane_3x3``); planes of
-               at most 16x16 laid flat, the edge columns masked (``_planes_flat``)
+               views of it, one loop over the whole plane (``_plane_3x3``)
     stride 2:  each output row from three padded rows read at even columns
                (``_plane_3x3_s2``); from output rows of ``S2_APART`` values, each padded
                row split once into its even and odd columns, so that every tap is a
@@ -127,73 +126,6 @@ def _plane_3x3_s2(src, wk, pad, dst, ow_n):
                       + w6 * e[2 * t] + w7 * e[2 * t + 1] + w8 * e[2 * t + 2])
 
 
-FLAT_MAX = 256  # plane values: up to this many (16x16), stride 1 runs flat
-
-
-@njit(inline="always")
-def _flat_masks(width, span, dtype):
-    """(left, right): 0 at the plane's first / last column, 1 elsewhere (``_flat_taps``)."""
-    left, right = np.ones(span, dtype), np.ones(span, dtype)
-    for k in range(0, span, width):
-        left[k] = 0
-    for k in range(width - 1, span, width):
-        right[k] = 0
-    return left, right
-
-
-@njit(inline="always")
-def _flat_taps(acc, pad, wk, width, span, left, right):
-    """3x3, stride 1, padding 1 on a plane laid flat in ``pad`` (``width + 1`` zeros, the
-    plane's H * W values, zeros): output p reads ``pad[p + i * width + j]`` for tap
-    (i, j); the taps of column j = 0 (j = 2) wrap to the row above's last (next row's
-    first) value at the plane's edge, which ``left`` (``right``) zeroes. One loop over
-    the plane, where ``_plane_3x3`` runs rows two values wider and copies them out."""
-    w0, w1, w2 = wk[0, 0], wk[0, 1], wk[0, 2]
-    w3, w4, w5 = wk[1, 0], wk[1, 1], wk[1, 2]
-    w6, w7, w8 = wk[2, 0], wk[2, 1], wk[2, 2]
-    a, c = width, 2 * width
-    s0, s1, s2 = pad[0:span], pad[1:1 + span], pad[2:2 + span]
-    s3, s4, s5 = pad[a:a + span], pad[a + 1:a + 1 + span], pad[a + 2:a + 2 + span]
-    s6, s7, s8 = pad[c:c + span], pad[c + 1:c + 1 + span], pad[c + 2:c + 2 + span]
-    for k in range(span):
-        acc[k] = (w1 * s1[k] + w4 * s4[k] + w7 * s7[k]
-                  + left[k] * (w0 * s0[k] + w3 * s3[k] + w6 * s6[k])
-                  + right[k] * (w2 * s2[k] + w5 * s5[k] + w8 * s8[k]))
-
-
-@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
-def _planes_flat(x, w, bias, z, has_z, code, p0, p1, y, lo, hi):
-    """``planes_3x3`` for stride 1 on planes of at most ``FLAT_MAX`` values: each input
-    plane copied once into the middle of a zeroed ``pad``, ``_flat_taps`` per output
-    plane, the epilogue on the whole vectors of ``acc`` (or on the copy, with a
-    residual). On the AMD VM, two threads, with the ReLU6 epilogue: 960 planes of 7x7
-    55 -> 38 us, 576 of 14x14 69 -> 48, 384 of 14x14 46 -> 33; at 28x28 and up the rows
-    of ``_plane_3x3`` stay faster."""
-    channels, height, width = x.shape[1], x.shape[2], x.shape[3]
-    mult = w.shape[0] // channels
-    n_pix = height * width
-    span = _whole_vectors(n_pix)
-    pad = np.zeros(span + 2 * width + 3, x.dtype)
-    acc = np.empty(span, x.dtype)
-    left, right = _flat_masks(width, span, x.dtype)
-    inside = pad[width + 1:width + 1 + n_pix]
-    for plane in range(lo, hi):
-        n, c = plane // channels, plane % channels
-        src = x[n, c].reshape(n_pix)
-        for q in range(n_pix):
-            inside[q] = src[q]
-        for m in range(c * mult, (c + 1) * mult):
-            dst = y[n, m].reshape(n_pix)
-            _flat_taps(acc, pad, w[m, 0], width, span, left, right)
-            if not has_z:
-                run = acc[:span]
-                finish(run, bias[m], run, False, code, p0, p1)
-            for q in range(n_pix):
-                dst[q] = acc[q]
-            if has_z:
-                finish_plane(dst, bias[m], z, n, m, True, code, p0, p1)
-
-
 S2_APART = 24  # output columns: from this many, stride 2 reads columns set apart
 
 
@@ -265,9 +197,6 @@ def planes_3x3(x, w, bias, z, has_z, direct, code, p0, p1, y, lo, hi):
     height, width = x.shape[2], x.shape[3]
     channels, mult = x.shape[1], w.shape[0] // x.shape[1]
     oh_n, ow_n = y.shape[2], y.shape[3]
-    if direct == 1 and height * width <= FLAT_MAX:
-        _planes_flat(x, w, bias, z, has_z, code, p0, p1, y, lo, hi)
-        return
     if direct == 2 and ow_n >= S2_APART:
         pitch = width // 2 + 2
         rows = max(2 * oh_n + 1, height + 1)
