@@ -16,7 +16,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxkit
-from onnxkit.kernels.cpu import _blas
+from onnxkit.kernels.cpu import _blas, _blas_libraries
 from tests.cuda.cases import f32
 
 pytestmark = pytest.mark.skipif(not _blas.AVAILABLE,
@@ -36,7 +36,7 @@ def test_onemkl_does_the_products_where_installed():
     alone = os.environ.get("ONNXKIT_BLAS", "").strip().lower() == "mkl"
     if installed and not refused:
         assert _blas.LIBRARY.startswith("libmkl_rt"), _blas.LIBRARY
-        assert _blas.ILP64 and _blas._S_NAME == "cblas_sgemm_64"
+        assert _blas.ILP64 and _blas_libraries._S_NAME == "cblas_sgemm_64"
         # numpy's OpenBLAS beside it, timed against it per product shape
         assert _blas.CHOICES == (("onemkl",) if alone else ("onemkl", "openblas"))
     else:
@@ -211,7 +211,7 @@ def test_one_row_runs_as_matrix_vector_products(lib, dtype, parts, k, n):
     a = RNG.standard_normal((1, k)).astype(dtype)
     b = RNG.standard_normal((k, n)).astype(dtype)
     want = np.matmul(a, b)
-    assert _blas._SGEMV is not None and _blas._DGEMV is not None
+    assert _blas_libraries._SGEMV is not None and _blas_libraries._DGEMV is not None
     for la, a_ in _row_layouts(a).items():
         for lb, b_ in _layouts(b).items():
             out = np.full((1, n), np.nan, dtype)

@@ -47,9 +47,8 @@ from functools import partial
 import numpy as np
 from numba import get_num_threads, njit, prange, types
 
-from onnxkit.kernels.cpu._blas_libraries import (  # noqa: F401 (AVAILABLE ... for callers)
-    _GET, _SET, _SGEMV, _DGEMV, _S_NAME, AVAILABLE, CHOICES, ILP64, LIBRARIES, LIBRARY,
-    NO_TRANS, ROW_MAJOR, TRANS)
+from onnxkit.kernels.cpu._blas_libraries import (  # noqa: F401 (CHOICES ... for callers)
+    _GET, _SET, AVAILABLE, CHOICES, ILP64, LIBRARIES, LIBRARY, NO_TRANS, ROW_MAJOR, TRANS)
 from onnxkit.kernels.cpu._tuning import chosen, pick, tuning
 
 MIN_PART_COLUMNS = 128  # a 2-D product is split by columns only if each part gets this many

@@ -14,8 +14,7 @@ from onnxkit.ops.nn._windows import pad_for_windows, tap_slices
 from onnxkit.runtime.limits import check_allocation
 
 
-def conv_nd(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, params,
-            attrs=None):
+def conv_nd(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, params):
     """3-D and up: columns (C, taps, positions) by one strided numpy copy per kernel tap,
     one product per image and group (``matmul``, on the Numba threads: the reference's
     ``np.matmul`` gets one BLAS thread during a run), the epilogue over the whole output.

@@ -21,7 +21,15 @@ from onnxkit.kernels.cpu._threads import split
 from onnxkit.kernels.cpu.activations import activate_in_place
 from onnxkit.ops.fused._common import activate as reference_activate
 
-_NO_MATRIX = {t: read_only(np.zeros((1, 1), t)) for t in (np.float32, np.float64)}
+#: a missing residual as the kernels take it: (1, 1) zeros, read-only, by dtype
+NO_MATRIX = {np.dtype(t): read_only(np.zeros((1, 1), t)) for t in (np.float32, np.float64)}
+
+
+def residual_rows(Z4, i, m, pixels, dtype):
+    """Image i's residual as the (M, pixels) rows a kernel reads, or ``NO_MATRIX``."""
+    if Z4 is None:
+        return NO_MATRIX[dtype]
+    return read_only(np.ascontiguousarray(Z4[i]).reshape(m, pixels))
 _NO_VECTOR = {t: read_only(np.zeros(1, t)) for t in (np.float32, np.float64)}
 
 
@@ -77,7 +85,7 @@ def epilogue_rows(y2d, bias, z2d, activation="", params=None):
     act, p0, p1 = code if code is not None else (NONE, 0.0, 0.0)
     if bias is not None or z2d is not None or act != NONE:
         b = _NO_VECTOR[y2d.dtype.type] if bias is None else read_only(bias)
-        z = _NO_MATRIX[y2d.dtype.type] if z2d is None else read_only(z2d)
+        z = NO_MATRIX[y2d.dtype] if z2d is None else read_only(z2d)
         p0, p1 = _params(y2d, p0, p1)
         finish_rows(y2d, b, z, z2d is not None, act, p0, p1)
     return _then(y2d, code, after, activation, params)
@@ -98,7 +106,7 @@ def epilogue_cols(y2d, bias, z2d, activation="", params=None):
     act, p0, p1 = code if code is not None else (NONE, 0.0, 0.0)
     if bias is not None or z2d is not None or act != NONE:
         b = _NO_VECTOR[y2d.dtype.type] if bias is None else read_only(bias)
-        z = _NO_MATRIX[y2d.dtype.type] if z2d is None else read_only(z2d)
+        z = NO_MATRIX[y2d.dtype] if z2d is None else read_only(z2d)
         p0, p1 = _params(y2d, p0, p1)
         finish_cols(y2d, b, z, bias is not None, z2d is not None, act, p0, p1)
     return _then(y2d, code, after, activation, params)

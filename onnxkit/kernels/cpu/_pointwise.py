@@ -25,20 +25,13 @@ import numpy as np
 from onnxkit.kernels.cpu._banded import pointwise_bands, pointwise_width
 from onnxkit.kernels.cpu._blas import matmul, with_library
 from onnxkit.kernels.cpu._buffers import empty, read_only
-from onnxkit.kernels.cpu._epilogue import finish_rows
+from onnxkit.kernels.cpu._epilogue import finish_rows, residual_rows
 from onnxkit.kernels.cpu._math import NONE
-
-_NO_Z = {t: read_only(np.zeros((1, 1), t)) for t in (np.dtype(np.float32), np.dtype(np.float64))}
-
 
 def is_pointwise(W, g, in_hw) -> bool:
     """A 1x1 layer of stride 1 and no padding: its input is its im2col already."""
     return W.shape[2] == W.shape[3] == 1 and g.strides == (1, 1) and not any(g.begin) \
         and tuple(g.out) == tuple(in_hw)
-
-
-def _residual(Z4, i, m, pixels, dtype):
-    return _NO_Z[dtype] if Z4 is None else read_only(np.ascontiguousarray(Z4[i]).reshape(m, pixels))
 
 
 def run_product(X, W, B, bias, Z4, L):
@@ -53,7 +46,7 @@ def run_product(X, W, B, bias, Z4, L):
         y = Y[i].reshape(m, pixels)
         matmul(w, X[i].reshape(c, pixels), y)
         if epilogue:
-            finish_rows(y, bias, _residual(Z4, i, m, pixels, X.dtype), Z4 is not None, act,
+            finish_rows(y, bias, residual_rows(Z4, i, m, pixels, X.dtype), Z4 is not None, act,
                         L.p0, L.p1)
     return Y
 
@@ -77,7 +70,7 @@ def by_bands(X, W, bias, Z4, code):
     def run(lib):
         for i in range(n):
             pointwise_bands(read_only(X[i].reshape(c, h * w)), weights, b,
-                            _residual(Z4, i, m, h * w, X.dtype), Z4 is not None, act, p0, p1,
+                            residual_rows(Z4, i, m, h * w, X.dtype), Z4 is not None, act, p0, p1,
                             Y[i].reshape(m, h * w), width, lib)
 
     with_library(("gemm 1x1 bands", X.shape, W.shape), run)

@@ -47,7 +47,7 @@ from onnxkit.kernels.cpu._conv_layer import remember_call
 from onnxkit.kernels.cpu._conv_nd import conv_nd
 from onnxkit.kernels.cpu._depthwise import depthwise_conv, depthwise_conv_nhwc
 from onnxkit.kernels.cpu._depthwise_3x3 import direct_3x3
-from onnxkit.kernels.cpu._epilogue import epilogue_rows
+from onnxkit.kernels.cpu._epilogue import epilogue_rows, residual_rows
 from onnxkit.kernels.cpu._im2col import im2col, phase_shape, phases
 from onnxkit.kernels.cpu._pixel_dots import eligible as dots_eligible, pixel_dots_conv
 from onnxkit.kernels.cpu._pixel_dots import rule as dots_rule
@@ -68,7 +68,6 @@ FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _NO_PHASES = {t: np.zeros((1, 1, 1, 1), t) for t in FLOATS}
 _NO_Z4 = _NO_PHASES
 _NO_Z3 = {t: np.zeros((1, 1, 1), t) for t in FLOATS}
-_NO_Z2 = {t: np.zeros((1, 1), t) for t in FLOATS}
 SMALL_PLANE = 64  # output pixels; at most this many: channels-last depthwise
 _TRANSFORMED = {"winograd": WINOGRAD_TAG, "winograd4": WINOGRAD4_TAG}  # weights laid out
 
@@ -251,10 +250,9 @@ def _by_dots(X, W, B, bias, Z4, L):
     w = read_only(np.ascontiguousarray(W).reshape(m, -1))
     act = L.code[0]
     for i in range(X.shape[0]):
-        z = read_only(_NO_Z2[X.dtype] if Z4 is None
-                      else np.ascontiguousarray(Z4[i]).reshape(m, pixels))
-        pixel_dots_conv(X[i], w, bias, z, Z4 is not None, act, L.p0, L.p1,
-                        Y[i].reshape(m, pixels), patches, L.zero, *L.dots_args)
+        pixel_dots_conv(X[i], w, bias, residual_rows(Z4, i, m, pixels, X.dtype),
+                        Z4 is not None, act, L.p0, L.p1, Y[i].reshape(m, pixels), patches,
+                        L.zero, *L.dots_args)
     return Y
 
 
@@ -325,8 +323,13 @@ def _gemm_conv(X, W, B, Z4, group, g, activation, params):
     return epilogue_rows(rows, B, zrows, activation, params).reshape(out_shape)
 
 
-def _by_rank(X):
-    return conv2d if X.ndim <= 4 else conv_nd
+def _fast(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, params, attrs):
+    """The fast path for X's rank (``attrs`` for ``recall``: 1-D and 2-D layers)."""
+    if X.ndim > 4:
+        return conv_nd(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation,
+                       params)
+    return conv2d(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, params,
+                  attrs)
 
 
 @op("Conv", 1, 11, 22, registry=CPU)
@@ -337,8 +340,7 @@ def conv(X, W, B=None, *, auto_pad="NOTSET", dilations=None, group=1, kernel_sha
     if L is not None:
         return _run_layer(X, W, B, None, L)
     if _supported(X, W, B, None, group, kernel_shape):
-        Y = _by_rank(X)(X, W, B, None, auto_pad, dilations, group, pads, strides, "", None,
-                        attrs)
+        Y = _fast(X, W, B, None, auto_pad, dilations, group, pads, strides, "", None, attrs)
         if Y is not None:
             return Y
     return reference_conv(X, W, B, auto_pad=auto_pad, dilations=dilations, group=group,
@@ -356,8 +358,8 @@ def fused_conv(X, W, B=None, Z=None, *, auto_pad="NOTSET", dilations=None, group
         if Y is not None:
             return Y
     if _supported(X, W, B, Z, group, kernel_shape):
-        Y = _by_rank(X)(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation,
-                        activation_params, attrs)
+        Y = _fast(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation,
+                  activation_params, attrs)
         if Y is not None:
             return Y
     return reference_fused_conv(X, W, B, Z, auto_pad=auto_pad, dilations=dilations, group=group,
