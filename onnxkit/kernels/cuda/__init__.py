@@ -71,11 +71,22 @@ def unavailable_reason() -> str | None:
             "NUMBA_ENABLE_CUDASIM=1")
 
 
+def _numpy_compat() -> None:
+    """numba-cuda 0.30 registers ``np.row_stack``, which numpy 2.5 removed: its first kernel
+    compile then fails (AttributeError) for every kernel. Give numpy the alias back (it was
+    ``np.vstack``) before numba-cuda's array typing loads; a no-op on older numpy."""
+    import numpy as np
+
+    if not hasattr(np, "row_stack"):
+        np.row_stack = np.vstack
+
+
 def make_executor(synchronize_each_node: bool = True):
     """A fresh ``CudaExecutor`` (one per Session: it caches that session's uploads)."""
     reason = unavailable_reason()
     if reason is not None:
         raise ExecutorUnavailableError(f"the 'cuda' executor is unavailable: {reason}")
+    _numpy_compat()
     from numba import config
 
     config.CUDA_LOW_OCCUPANCY_WARNINGS = 0  # small models launch small grids, on purpose
