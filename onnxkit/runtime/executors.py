@@ -8,12 +8,12 @@
 
 from __future__ import annotations
 
-from contextlib import nullcontext
 from typing import Any, Callable
 
 from onnxkit.errors import ExecutorUnavailableError
 from onnxkit.ops import load_reference_kernels
 from onnxkit.ops.registry import Kernel, Registry
+from onnxkit.runtime import blas_threads
 
 
 class Executor:
@@ -46,8 +46,9 @@ class Executor:
         return None
 
     def running(self):
-        """The context a whole run happens in (nothing here)."""
-        return nullcontext()
+        """The context a whole run happens in: numpy's BLAS on one thread, so that each
+        product sums in one order whatever the machine (``onnxkit.runtime.blas_threads``)."""
+        return blas_threads.OneThread()
 
 
 class CpuExecutor(Executor):
@@ -57,17 +58,17 @@ class CpuExecutor(Executor):
     pool is the current one, and the kernel's ``empty(shape, dtype)`` takes a buffer
     that no live value holds any more (see ``onnxkit.kernels.cpu._buffers``). During a
     run numpy's BLAS is set to one thread: the products and the kernels share Numba's
-    threads instead (``onnxkit.kernels.cpu._blas``).
+    threads instead (``onnxkit.kernels.cpu._blas``, ``onnxkit.runtime.blas_threads``).
     """
 
     name = "cpu"
 
     def __init__(self, registries: tuple[Registry, ...]):
-        from onnxkit.kernels.cpu import _blas, _buffers, _tuning
+        from onnxkit.kernels.cpu import _buffers, _tuning
 
         super().__init__(registries)
         self.pool = _buffers.BufferPool()
-        self._modules = (_buffers, _blas, _tuning)
+        self._modules = (_buffers, blas_threads, _tuning)
 
     def running(self):
         return _CpuRun(self)

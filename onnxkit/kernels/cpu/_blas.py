@@ -7,14 +7,13 @@ product's shape faster here), one single-threaded call per part.
                   (``cblas_?gemv`` for a product of one row: a classifier at batch 1)
         batches:  the batch's products shared among the threads, one call each
     with_library(key, run)   run(lib) with the library timed fastest for this key
-    one_blas_thread()        the context a session runs in: BLAS's own pool set to one thread
 
 Why a pool of our own. BLAS (numpy's OpenBLAS) keeps worker threads that spin for a
 while after each product; a Numba parallel region started then finds its cores busy,
 and on a 2-core machine became 20-100x slower. So until now the Numba kernels ran on one
 thread, at one core's memory bandwidth (~15 GB/s on the development VM), while
 onnxruntime runs them on all cores. Here the products run on the Numba threads
-instead: during a run BLAS is set to one thread (``one_blas_thread``), and ``matmul``
+instead: during a run BLAS is set to one thread (``onnxkit.runtime.blas_threads``), and ``matmul``
 calls its ``cblas_sgemm`` / ``cblas_dgemm`` from a ``prange`` over the parts. Then
 there is one pool, Numba's, and the memory-bound kernels can use it too.
 
@@ -35,13 +34,12 @@ libraries and later ones run the faster (``with_library``); with tuning off
 (``ONNXKIT_CPU_TUNE=0``, the tests) the first of ``CHOICES`` runs, oneMKL where
 installed. Finding the libraries and handing their entry points to LLVM is
 ``_blas_libraries``'s part. Where neither is found, ``AVAILABLE`` is False and
-``matmul`` is ``np.matmul``. numpy's own OpenBLAS pool is the one ``one_blas_thread``
-sets.
+``matmul`` is ``np.matmul``. numpy's own OpenBLAS pool is the one
+``onnxkit.runtime.blas_threads`` sets.
 """
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from functools import partial
 
 import numpy as np
@@ -281,28 +279,3 @@ def matmul(a, b, out):
                          lambda lib: gemm_batch(*args, lib))
             return out
     return np.matmul(a, b, out=out)
-
-
-def one_thread():
-    """BLAS's own pool set to one thread for a run; returns what ``restore_threads`` needs."""
-    if not AVAILABLE:
-        return None
-    before = _GET()
-    if before != 1:
-        _SET(1)
-    return before
-
-
-def restore_threads(before) -> None:
-    if before is not None and before != 1:
-        _SET(before)
-
-
-@contextmanager
-def one_blas_thread():
-    """BLAS's own pool set to one thread for the duration (restored after)."""
-    before = one_thread()
-    try:
-        yield
-    finally:
-        restore_threads(before)

@@ -11,8 +11,8 @@ The 64-bit-integer entry points are handed to LLVM by name (``onnxkit_sgemm`` fo
 first library, ``onnxkit_sgemm2`` for the second, the same for ``dgemm``, ``sgemv`` and
 ``dgemv``), so the kernels that call them (``_blas.gemm_call``) stay cacheable; the
 libraries' names are part of the kernel cache's (``onnxkit.kernels.cpu.cache_dir``).
-``ONNXKIT_BLAS=mkl`` or ``=openblas`` keeps one library only. numpy's own pool is set
-with ``_SET`` / read with ``_GET`` (``_blas.one_thread``).
+``ONNXKIT_BLAS=mkl`` or ``=openblas`` keeps one library only. numpy's own pool and its
+``_SET`` / ``_GET`` come from ``onnxkit.runtime.blas_threads``.
 """
 
 from __future__ import annotations
@@ -24,20 +24,11 @@ import sys
 
 import numpy as np
 
+from onnxkit.runtime.blas_threads import GET as _GET, LIBRARY as _NUMPY, LIBRARY_NAME as _NUMPY_NAME
+from onnxkit.runtime.blas_threads import SET as _SET, entry_point
+
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
 MKL_SEQUENTIAL = 1  # MKL_Set_Threading_Layer's MKL_THREADING_SEQUENTIAL
-
-
-def _numpy_blas():
-    """numpy's bundled BLAS as a ctypes library and its file name."""
-    here = os.path.dirname(np.__file__)
-    for pattern in ("libscipy_openblas*.so*", "libopenblas*.so*"):
-        for path in sorted(glob.glob(os.path.join(here, "..", "numpy.libs", pattern))):
-            try:
-                return ctypes.CDLL(path), os.path.basename(path)
-            except OSError:
-                continue
-    return None, ""
 
 
 def _wanted() -> str:
@@ -79,22 +70,13 @@ def _load_kernels(lib) -> None:
                            n, ctype(0), ctypes.c_void_p(c.ctypes.data), n)
 
 
-def _symbol(lib, names):
-    for name in names:
-        fn = getattr(lib, name, None) if lib is not None else None
-        if fn is not None:
-            return name, fn
-    return None, None
-
-
-_NUMPY, _NUMPY_NAME = _numpy_blas()
 _MKL, _MKL_NAME = _mkl()
 _LIB, LIBRARY = (_MKL, _MKL_NAME) if _MKL is not None else (_NUMPY, _NUMPY_NAME)
 _SGEMM_NAMES = ("cblas_sgemm_64", "scipy_cblas_sgemm64_", "cblas_sgemm64_", "scipy_cblas_sgemm",
                 "cblas_sgemm")
 _DGEMM_NAMES = tuple(name.replace("sgemm", "dgemm") for name in _SGEMM_NAMES)
-_S_NAME, _SGEMM = _symbol(_LIB, _SGEMM_NAMES)
-_D_NAME, _DGEMM = _symbol(_LIB, _DGEMM_NAMES)
+_S_NAME, _SGEMM = entry_point(_LIB, _SGEMM_NAMES)
+_D_NAME, _DGEMM = entry_point(_LIB, _DGEMM_NAMES)
 
 
 def _gemv(lib, gemm_names):
@@ -108,14 +90,9 @@ def _gemv(lib, gemm_names):
 _SGEMV, _DGEMV = _gemv(_LIB, (_S_NAME, _D_NAME))
 # the second library: numpy's OpenBLAS beside oneMKL, timed against it per product shape
 _ALT = _NUMPY if _MKL is not None and _wanted() != "mkl" else None
-_S2_NAME, _SGEMM2 = _symbol(_ALT, _SGEMM_NAMES)
-_D2_NAME, _DGEMM2 = _symbol(_ALT, _DGEMM_NAMES)
+_S2_NAME, _SGEMM2 = entry_point(_ALT, _SGEMM_NAMES)
+_D2_NAME, _DGEMM2 = entry_point(_ALT, _DGEMM_NAMES)
 _SGEMV2, _DGEMV2 = _gemv(_ALT, (_S2_NAME, _D2_NAME))
-# numpy's own pool (its np.matmul / np.dot calls), set to one thread during a run
-_, _SET = _symbol(_NUMPY, ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_",
-                           "scipy_openblas_set_num_threads", "openblas_set_num_threads"))
-_, _GET = _symbol(_NUMPY, ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_",
-                           "scipy_openblas_get_num_threads", "openblas_get_num_threads"))
 AVAILABLE = None not in (_SGEMM, _DGEMM, _SGEMV, _DGEMV, _SET, _GET)
 ILP64 = bool(_S_NAME) and _S_NAME.endswith(("64_", "_64"))
 _ALT_OK = (None not in (_SGEMM2, _DGEMM2, _SGEMV2, _DGEMV2)
@@ -133,6 +110,4 @@ if AVAILABLE:
                        ("onnxkit_sgemv", _SGEMV), ("onnxkit_dgemv", _DGEMV),
                        ("onnxkit_sgemv2", _SGEMV2 if _ALT_OK else _SGEMV),
                        ("onnxkit_dgemv2", _DGEMV2 if _ALT_OK else _DGEMV)):
-        llvm.add_symbol(symbol, ctypes.cast(fn, ctypes.c_void_p).value)
-    _SET.argtypes, _SET.restype = [ctypes.c_int], None
-    _GET.argtypes, _GET.restype = [], ctypes.c_int
+        llvm.addentry_point(symbol, ctypes.cast(fn, ctypes.c_void_p).value)
