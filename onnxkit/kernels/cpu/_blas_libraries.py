@@ -110,4 +110,4 @@ if AVAILABLE:
                        ("onnxkit_sgemv", _SGEMV), ("onnxkit_dgemv", _DGEMV),
                        ("onnxkit_sgemv2", _SGEMV2 if _ALT_OK else _SGEMV),
                        ("onnxkit_dgemv2", _DGEMV2 if _ALT_OK else _DGEMV)):
-        llvm.addentry_point(symbol, ctypes.cast(fn, ctypes.c_void_p).value)
+        llvm.add_symbol(symbol, ctypes.cast(fn, ctypes.c_void_p).value)
