@@ -132,7 +132,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--models", nargs="+", default=list(ON_DEMAND_MODELS + ALL_MODELS),
                         choices=KNOWN_MODELS)
     parser.add_argument("--profile", nargs="*", default=[TARGET_MODEL], metavar="MODEL",
-                        help="models to profile per op, if timed (default: %(default)s)")
+                        help="models to profile per op, if timed (default: %(default)s; "
+                        "--profile alone: every timed model)")
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--spec", choices=("subset", "all"), default="subset")
@@ -156,7 +157,10 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="a tiny model and a few spec cases only (works simulated)")
     parser.add_argument("--merge", nargs="+", metavar="JSON", help="write one report of these results")
     parser.add_argument("--spec-worker", help=argparse.SUPPRESS)
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.profile == []:  # a bare --profile: every model timed
+        args.profile = list(args.models)
+    return args
 
 
 def default_tag(args) -> str | None:

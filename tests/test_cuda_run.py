@@ -126,6 +126,9 @@ def test_default_tags_and_models():
     assert cuda_run.default_tag(args) == "spec-2of3"
     assert cuda_run.default_tag(cuda_run.parse_args(["--skip-spec"])) == "bench"
     assert cuda_run.parse_args([]).models[0] == "resnet50_b32"
+    assert cuda_run.parse_args([]).profile == ["resnet50_b32"]
+    assert cuda_run.parse_args(["--models", "mlp", "resnet18", "--profile"]).profile == ["mlp", "resnet18"]
+    assert cuda_run.parse_args(["--models", "mlp", "resnet18", "--profile", "mlp"]).profile == ["mlp"]
     assert (cuda_run.parse_args([]).jobs, cuda_run.parse_args(["--jobs", "12"]).jobs) == (1, 12)
     with pytest.raises(SystemExit):
         cuda_run.parse_args(["--shard", "3/2"])
