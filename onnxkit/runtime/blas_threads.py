@@ -13,8 +13,8 @@ Both executors on the host run numpy's BLAS on one thread during a run:
   way, their softmax a different class for 32 columns of 1000; on one thread they pass.
 - ``cpu``: its products and kernels share numba's threads instead (``kernels.cpu._blas``).
 
-``LIBRARY`` is None (and ``OneThread`` does nothing) where numpy's OpenBLAS, or its
-``openblas_set_num_threads``, is not found.
+``LIBRARY`` is None where numpy's OpenBLAS is not found; ``SET`` and ``GET`` are None (and
+``OneThread`` does nothing) where it or its ``openblas_set/get_num_threads`` is missing.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ _, SET = entry_point(LIBRARY, ("scipy_openblas_set_num_threads64_", "openblas_se
 _, GET = entry_point(LIBRARY, ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_",
                                "scipy_openblas_get_num_threads", "openblas_get_num_threads"))
 if SET is None or GET is None:
-    LIBRARY, SET, GET = None, None, None
+    SET, GET = None, None
 else:
     SET.argtypes, SET.restype = [ctypes.c_int], None
     GET.argtypes, GET.restype = [], ctypes.c_int
