@@ -1,20 +1,14 @@
 """numpy's own BLAS (its bundled OpenBLAS): its thread pool read and set through ctypes.
 
-    with OneThread():        # numpy's products on one thread, restored after
-        ...
+    before = one_thread()    # numpy's products on one thread ...
+    restore_threads(before)  # ... and back
 
-Both executors on the host run numpy's BLAS on one thread during a run:
-
-- ``reference``: so that each product sums in one order whatever the machine. A threaded
-  OpenBLAS splits a product's columns among its threads, and a split can start at an
-  address its kernel handles with another summation order: equal columns then differ in
-  their last bits. The light model-zoo nets of the spec suite (ResNet-50's logits near
-  1e19, where one unit in the last place is about 1e12) failed on a 16-core machine that
-  way, their softmax a different class for 32 columns of 1000; on one thread they pass.
-- ``cpu``: its products and kernels share numba's threads instead (``kernels.cpu._blas``).
+The ``cpu`` executor runs numpy's BLAS on one thread during a run: its products and
+kernels share numba's threads instead (``kernels.cpu._blas``). (The ``reference`` leaves
+BLAS alone: its products round the same in any summing order, ``ops.linalg._precision``.)
 
 ``LIBRARY`` is None where numpy's OpenBLAS is not found; ``SET`` and ``GET`` are None (and
-``OneThread`` does nothing) where it or its ``openblas_set/get_num_threads`` is missing.
+``one_thread`` does nothing) where it or its ``openblas_set/get_num_threads`` is missing.
 """
 
 from __future__ import annotations
@@ -72,17 +66,3 @@ def one_thread():
 def restore_threads(before) -> None:
     if before is not None and before != 1:
         SET(before)
-
-
-class OneThread:
-    """The context of a run: numpy's BLAS on one thread, restored after (a class, not a
-    generator: cheaper per run)."""
-
-    __slots__ = ("before",)
-
-    def __enter__(self):
-        self.before = one_thread()
-
-    def __exit__(self, *exc) -> bool:
-        restore_threads(self.before)
-        return False

@@ -13,6 +13,7 @@ import numpy as np
 
 from onnxkit.errors import KernelError
 from onnxkit.ops.nn._windows import compute_dtype, geometry, pad_for_windows, sliding
+from onnxkit.ops.linalg._precision import product_dtype
 from onnxkit.ops.registry import op
 from onnxkit.runtime.limits import check_allocation
 
@@ -46,7 +47,7 @@ def conv(X, W, B=None, *, auto_pad="NOTSET", dilations=None, group=1, kernel_sha
         raise KernelError(
             f"Conv with group={group}: X has {c} channels, W has shape {list(W.shape)}")
     g = geometry(X.shape[2:], kernel, strides, dilations, pads, auto_pad)
-    work = compute_dtype(X.dtype)
+    work = product_dtype(compute_dtype(X.dtype))  # float64: _precision
     cols = im2col(X.astype(work, copy=False), g, group)
     check_allocation((n, m) + g.out, work, "Conv output")
     weights = W.astype(work, copy=False).reshape(group, m // group, -1)

@@ -17,6 +17,7 @@ import numpy as np
 from onnxkit.errors import KernelError
 from onnxkit.ops.nn._windows import Geometry, compute_dtype, listed, scatter_windows
 from onnxkit.ops.nn.conv import check_kernel_shape
+from onnxkit.ops.linalg._precision import product_dtype
 from onnxkit.ops.registry import op
 from onnxkit.runtime.limits import check_allocation
 
@@ -74,7 +75,7 @@ def conv_transpose(X, W, B=None, *, auto_pad="NOTSET", dilations=None, group=1,
     n, c = X.shape[:2]
     kernel, m, g, out = checked_shapes(X.shape, W, group, kernel_shape, strides, dilations,
                                        pads, auto_pad, output_padding, output_shape)
-    work = compute_dtype(X.dtype)
+    work = product_dtype(compute_dtype(X.dtype))  # float64: _precision
     check_allocation((n, m) + g.kernel + g.out, work, "ConvTranspose columns")
     check_allocation((n, m) + out, work, "ConvTranspose output")
     x = X.astype(work, copy=False).reshape(n, group, c // group, -1)

@@ -15,6 +15,7 @@ import numpy as np
 from onnxkit.errors import KernelError
 from onnxkit.ops.nn._windows import compute_dtype, geometry
 from onnxkit.ops.nn.conv import check_kernel_shape
+from onnxkit.ops.linalg._precision import product_dtype
 from onnxkit.ops.registry import op
 from onnxkit.runtime.limits import check_allocation
 
@@ -59,7 +60,7 @@ def deform_conv(X, W, offset, B=None, mask=None, *, dilations=None, group=1,
     if out != g.out:
         raise KernelError(f"DeformConv: offset spatial shape {list(out)} differs from the "
                           f"output shape {list(g.out)}")
-    work = compute_dtype(X.dtype)
+    work = product_dtype(compute_dtype(X.dtype))  # float64: _precision
     positions = int(np.prod(out))
     # regular grid: (K, P, ndim) = start of window + tap offset
     starts = np.stack(np.meshgrid(*(np.arange(o) * s - b for o, s, b in
