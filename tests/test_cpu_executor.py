@@ -581,9 +581,12 @@ def _conv_decisions(tuning):
 def test_a_tuned_conv_times_both_algorithms_and_matches_the_reference(tuning):
     case = next(c for c in CPU_CASES if c.name == "winograd_same_odd")
     _, expected = _run(case, "reference")
+    # any of the three may give the result, F(4x4) too: its tolerance, as in the winograd4
+    # cases above (against the reference's float64 products it was off by 1.2e-4 here)
+    winograd4_atol = next(c for c in CPU_CASES if c.name == "winograd4_same").atol
     for _ in range(2):  # the timed first run, then the winner alone
         _, actual = _run(case, "cpu")
-        np.testing.assert_allclose(actual[0], expected[0], rtol=case.rtol, atol=case.atol)
+        np.testing.assert_allclose(actual[0], expected[0], rtol=case.rtol, atol=winograd4_atol)
     (key, winner, best), = _conv_decisions(tuning)
     assert key[1] == (1, 16, 9, 11)
     assert set(best) == {"winograd", "winograd4", "im2col"}
