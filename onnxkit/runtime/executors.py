@@ -14,7 +14,6 @@ from typing import Any, Callable
 from onnxkit.errors import ExecutorUnavailableError
 from onnxkit.ops import load_reference_kernels
 from onnxkit.ops.registry import Kernel, Registry
-from onnxkit.runtime import blas_threads
 
 
 class Executor:
@@ -67,6 +66,7 @@ class CpuExecutor(Executor):
 
     def __init__(self, registries: tuple[Registry, ...]):
         from onnxkit.kernels.cpu import _buffers, _tuning
+        from onnxkit.runtime import blas_threads  # loads numpy's OpenBLAS by ctypes: cpu only
 
         super().__init__(registries)
         self.pool = _buffers.BufferPool()
