@@ -12,18 +12,17 @@ export NUMBA_CACHE_DIR := $(CURDIR)/.cache/numba
 export MPLBACKEND := Agg
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: venv lab demo test test-unit test-spec test-notebooks test-threads test-cuda-sim warm clean
+.PHONY: venv lab demo test test-unit test-spec test-notebooks test-threads test-cuda-sim warm warm-threads clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e ".[test,course,torch]"
-	$(PY) -m onnxkit.kernels.cpu.warm
 	touch $(STAMP)
 
 venv: $(STAMP)
 
-lab: venv
+lab: venv warm
 	$(VENV)/bin/jupyter lab notebooks/
 
 demo: venv
@@ -33,28 +32,30 @@ demo: venv
 # Everything: unit + integration tests (browser test included), the spec suite, the exercises
 # (against their solutions), the cuda executor under numba's simulator, the notebooks.
 # The test workers already use both cores: one BLAS thread each, or they fight over them.
+# The two kernel caches (the default one, test-threads' own) compile at once: each warm is
+# one process compiling on one core (~11 min each on a 2-core EPYC; seconds once cached).
 test: venv browser
+	$(MAKE) --no-print-directory -j2 warm warm-threads
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest -n $(JOBS) -p no:cacheprovider -q tests spec_tests exercises
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest -n $(JOBS) -p no:cacheprovider -q spec_tests --executor cpu
 	$(MAKE) --no-print-directory test-threads
 	$(MAKE) --no-print-directory test-cuda-sim
 	$(PY) -m pytest -p no:cacheprovider -q --nbval notebooks --nbval-sanitize-with notebooks/sanitize.cfg
 
-test-unit: venv
+test-unit: venv warm
 	$(PY) -m pytest -n $(JOBS) -q tests exercises
 
-test-spec: venv
+test-spec: venv warm
 	$(PY) -m pytest -n $(JOBS) -q spec_tests
 
-test-notebooks: venv
+test-notebooks: venv warm
 	$(PY) -m pytest -q --nbval notebooks --nbval-sanitize-with notebooks/sanitize.cfg
 
 # the cpu kernels with every work split taken, on three threads (uneven parts): small
 # inputs split too (ONNXKIT_CPU_MIN_PARALLEL=1), the products on numpy's OpenBLAS rather
 # than oneMKL (ONNXKIT_BLAS=openblas: the fallback, tested); its own kernel cache, warmed first
 SPLIT := NUMBA_NUM_THREADS=3 ONNXKIT_CPU_MIN_PARALLEL=1 ONNXKIT_BLAS=openblas OPENBLAS_NUM_THREADS=1
-test-threads: venv
-	$(SPLIT) $(PY) -m onnxkit.kernels.cpu.warm > /dev/null
+test-threads: warm-threads
 	$(SPLIT) $(PY) -m pytest -n $(JOBS) -p no:cacheprovider -q tests/test_cpu_executor.py tests/test_cpu_blas.py tests/test_cpu_banded.py \
 		tests/test_cpu_pixel_dots.py
 	$(SPLIT) $(PY) -m pytest -n $(JOBS) -p no:cacheprovider -q spec_tests --executor cpu
@@ -68,6 +69,9 @@ test-cuda-sim: venv
 
 warm: venv  ## compile the cpu executor's Numba kernels into .cache/numba
 	$(PY) -m onnxkit.kernels.cpu.warm
+
+warm-threads: venv  ## the same for test-threads' settings (a cache of its own)
+	$(SPLIT) $(PY) -m onnxkit.kernels.cpu.warm > /dev/null
 
 clean:
 	rm -rf $(VENV) .cache

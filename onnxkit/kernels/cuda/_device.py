@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from onnxkit.kernels.cuda._simulator import install as fix_simulator
+
 #: dtypes a DeviceTensor may hold; anything else (strings, float16, bfloat16, float8,
 #: complex) stays on the host and its nodes run their reference kernels there.
 DEVICE_DTYPES = frozenset(np.dtype(t) for t in (
@@ -329,6 +331,7 @@ def launch(kernel, blocks, threads, *args, barriers: bool = True) -> None:
     threads call ``cuda.syncthreads()`` (see SIMULATOR_SWITCH_INTERVAL).
     """
     if simulated():
+        fix_simulator()
         with _SIMULATOR_LOCK:
             interval = sys.getswitchinterval()
             if barriers:
