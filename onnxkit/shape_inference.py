@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 import onnx
-from onnx import GraphProto, ModelProto
+from onnx import ModelProto
 
 _EINSUM = re.compile(r"[A-Za-z.,\->\s]*")
 

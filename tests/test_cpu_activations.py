@@ -127,7 +127,7 @@ def test_fused_conv_with_a_separate_activation_matches_onnxruntime(case, tail):
 def test_gemm_matmul_batchnorm_and_standalone_ops_match_onnxruntime(dtype):
     rng = np.random.default_rng(11)
     t = "float" if dtype == np.float32 else "double"
-    m = _model(f"""
+    m = _model("""
         g1 = Gemm <transB = 1> (a, Wg, Bg)
         s1 = Sigmoid (g1)
         y1 = Mul (g1, s1)

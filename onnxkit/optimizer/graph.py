@@ -18,7 +18,6 @@ import hashlib
 from dataclasses import dataclass, field
 
 import numpy as np
-import onnx
 from onnx import GraphProto, ModelProto, NodeProto, TensorProto, TypeProto, helper, numpy_helper
 
 from onnxkit.ops.registry import normalize_domain

@@ -11,7 +11,6 @@ import os
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper
 
 from onnxkit import errors

@@ -415,7 +415,7 @@ def execute(case: Case, soft_timeout: float | None, watch: _Watch | None = None,
 
 
 def _on_timer(signum, frame):
-    raise Hang(f"the case ran past its time bound")
+    raise Hang("the case ran past its time bound")
 
 
 def _warm_up() -> None:

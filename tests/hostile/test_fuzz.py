@@ -28,7 +28,6 @@ def box():
 
 
 def _fuzz(target: str, box: Sandbox, record_property) -> None:
-    import time
 
     if target == "cpu":  # Numba compiles each new signature on first use: allow for it
         with Sandbox(soft_timeout=120, hard_timeout=180) as slow_box:

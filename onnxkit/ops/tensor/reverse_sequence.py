@@ -6,7 +6,6 @@ axis and keep the rest.
 https://onnx.ai/onnx/operators/onnx__ReverseSequence.html
 """
 
-import numpy as np
 
 from onnxkit.ops.registry import op
 from onnxkit.ops.tensor._util import normalize_axis
