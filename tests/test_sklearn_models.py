@@ -8,7 +8,6 @@ scores within rtol 1e-4 / atol 1e-5, ZipMap outputs key by key.
 
 from __future__ import annotations
 
-import time
 import warnings
 from functools import lru_cache
 
@@ -196,19 +195,16 @@ def test_one_hot_encoder(kind):
     assert_same_outputs(got, expected)
 
 
-# ---------------------------------------------------------------- speed of the tree walk
+# ---------------------------------------------------------------- a forest of real size
+# (its speed against onnxruntime and onnx.reference: python -m benchmarks.trees)
 
-def test_forest_of_100_trees_on_1000_rows_is_fast():
+def test_forest_of_100_trees_on_1000_rows_matches_scikit_learn():
     X, y = make_classification(2000, 20, n_informative=10, n_classes=3, random_state=0)
     X = X.astype(np.float32)
     forest = fit(RandomForestClassifier(n_estimators=100, random_state=0), X[:1000], y[:1000])
     model = convert(forest, X, zipmap=False)
-    sess = onnxkit.Session(model)
-    feeds = {model.graph.input[0].name: X[1000:]}
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        labels, probabilities = sess.run(None, feeds)
-        best = min(best, time.perf_counter() - start)
-    assert best < 1.0, f"100 trees x 1000 rows took {best:.2f}s"
+    labels, probabilities = onnxkit.Session(model).run(
+        None, {model.graph.input[0].name: X[1000:]})
     np.testing.assert_allclose(probabilities, forest.predict_proba(X[1000:]), atol=1e-5)
+    # a label is its row's most probable class (ties, as 0.43 / 0.43, to the first)
+    np.testing.assert_array_equal(labels, forest.classes_[np.argmax(probabilities, axis=1)])
