@@ -7,10 +7,11 @@ onnxruntime and onnx.reference, in one run.
 scikit-learn fits a RandomForestClassifier and a RandomForestRegressor (fixed seeds),
 skl2onnx converts them (no ZipMap). Each runtime builds its session once and runs the
 same rows ``--repeat`` times; the table gives the best and median run, the best's ratios
-to onnxruntime's and onnx.reference's, and how each runtime's outputs compare with scikit-learn's (labels that
-differ, the largest score difference). onnxkit's reference and ``cpu`` executors share the tree kernel
-(the ``cpu`` executor has no tree kernel of its own); both are timed. Prints the table;
-``--out`` also writes it.
+to onnxruntime's and onnx.reference's, and how each runtime's outputs compare with
+scikit-learn's (labels that differ, the largest score difference). onnxkit's reference
+executor walks the trees with numpy (one tree level per step, the node table rebuilt from
+the attributes on every run), the ``cpu`` executor with Numba (``onnxkit.kernels.cpu.trees``:
+each row alone, tree by tree; tables kept). Prints the table; ``--out`` also writes it.
 """
 
 from __future__ import annotations

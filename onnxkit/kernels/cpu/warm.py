@@ -114,6 +114,7 @@ def _calls(dtype):
                                                   r(1, 1, 1, 6), q_num_heads=2,
                                                   kv_num_heads=2)),
         ("matrix addresses", lambda: _addresses(dtype)),
+        ("tree walk", lambda: _tree_walk(dtype)),
     ]
     if dtype == np.float32:
         calls += [
@@ -154,6 +155,19 @@ def _addresses(dtype) -> None:
             _address(a)
             _address(_constant(np.ascontiguousarray(a)) if a.flags.c_contiguous
                      else np.lib.stride_tricks.as_strided(a, writeable=False))
+
+
+def _tree_walk(dtype) -> None:
+    """The tree ensembles' walk and sums (``trees.walk_leaves``, ``sum_leaves``) on a
+    one-split tree."""
+    from onnxkit.kernels.cpu.trees import ACCELERATION
+    from onnxkit.ops.ml._tree_walk import legacy_forest
+
+    forest, _ = legacy_forest([0, 0, 0], [0, 1, 2], [1, 0, 0], [0.5, 0.0, 0.0],
+                              ["BRANCH_LEQ", "LEAF", "LEAF"], [1, 0, 0], [2, 0, 0], None)
+    pos = np.broadcast_to(forest.roots, (3, 1)).copy()
+    ACCELERATION.walk(forest, np.zeros((3, 2), dtype), pos)
+    ACCELERATION.sum_leaves(np.ones((3, 2), dtype), pos, np.zeros((3, 2), dtype))
 
 
 def warm(verbose: bool = True) -> float:

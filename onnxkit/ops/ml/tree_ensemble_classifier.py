@@ -16,7 +16,8 @@ import numpy as np
 
 from onnxkit.ops.ml._labels import class_labels, pick_labels, second_class
 from onnxkit.ops.ml._post_transform import apply_post_transform, as_batch, post_transform_name
-from onnxkit.ops.ml._tree_walk import aggregate, int_ids, leaves, legacy_forest, pick
+from onnxkit.ops.ml._tree_walk import (aggregate, int_ids, leaf_positions, leaves,
+                                       legacy_forest, pick)
 from onnxkit.ops.registry import ML_DOMAIN, op
 
 
@@ -39,10 +40,10 @@ def tree_ensemble_classifier(X, *, base_values=None, base_values_as_tensor=None,
         pick(nodes_values, nodes_values_as_tensor, "nodes_values"), nodes_modes,
         nodes_truenodeids, nodes_falsenodeids, nodes_missing_value_tracks_true)
     weights = pick(class_weights, class_weights_as_tensor, "class_weights")
-    ids = np.asarray(class_ids if class_ids is not None else [], dtype=np.int64)
+    ids = int_ids(class_ids)
     weights = np.zeros(0) if weights is None else weights
     n_classes = max(labels.size, int(ids.max(initial=-1)) + 1)
-    leaf = lookup.find(int_ids(class_treeids), int_ids(class_nodeids))
+    leaf = leaf_positions(lookup, class_treeids, class_nodeids)
     pos = leaves(forest, X)
     dtype = np.float64 if class_weights_as_tensor is not None else np.float32
     score = aggregate(forest, pos, leaf, ids, weights, n_classes, "SUM", dtype)

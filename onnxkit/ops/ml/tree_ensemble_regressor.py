@@ -13,7 +13,8 @@ https://onnx.ai/onnx/operators/onnx_aionnxml_TreeEnsembleRegressor.html
 import numpy as np
 
 from onnxkit.ops.ml._post_transform import apply_post_transform, as_batch
-from onnxkit.ops.ml._tree_walk import aggregate, int_ids, leaves, legacy_forest, pick
+from onnxkit.ops.ml._tree_walk import (aggregate, int_ids, leaf_positions, leaves,
+                                       legacy_forest, pick)
 from onnxkit.ops.registry import ML_DOMAIN, op
 
 
@@ -34,12 +35,12 @@ def tree_ensemble_regressor(X, *, aggregate_function="SUM", base_values=None,
         pick(nodes_values, nodes_values_as_tensor, "nodes_values"), nodes_modes,
         nodes_truenodeids, nodes_falsenodeids, nodes_missing_value_tracks_true)
     weights = pick(target_weights, target_weights_as_tensor, "target_weights")
-    targets = np.asarray(target_ids if target_ids is not None else [], dtype=np.int64)
+    targets = int_ids(target_ids)
     if weights is None:
         weights = np.zeros(0)
     if n_targets is None:
         n_targets = int(targets.max(initial=0)) + 1
-    leaf = lookup.find(int_ids(target_treeids), int_ids(target_nodeids))
+    leaf = leaf_positions(lookup, target_treeids, target_nodeids)
     pos = leaves(forest, X)
     dtype = np.float64 if target_weights_as_tensor is not None else np.float32
     scores = aggregate(forest, pos, leaf, targets, weights, n_targets, aggregate_function, dtype)
