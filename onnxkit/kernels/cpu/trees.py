@@ -168,7 +168,8 @@ class _Acceleration:
         return entry[1]
 
 
-ACCELERATION = _Acceleration()
+#: the one set as ``_tree_walk.ACCELERATION`` while a tree kernel runs
+NUMBA_TREES = _Acceleration()
 
 
 def _accelerated(reference_fn):
@@ -176,7 +177,7 @@ def _accelerated(reference_fn):
 
     @functools.wraps(reference_fn)
     def kernel(X, **attributes):
-        token = _tree_walk.ACCELERATION.set(ACCELERATION)
+        token = _tree_walk.ACCELERATION.set(NUMBA_TREES)
         try:
             return reference_fn(X, **attributes)
         finally:
@@ -187,9 +188,9 @@ def _accelerated(reference_fn):
 
 
 def _register() -> None:
-    from onnxkit.ops import load_reference_kernels
+    from onnxkit.ops.ml import (tree_ensemble, tree_ensemble_classifier,  # noqa: F401
+                                tree_ensemble_regressor)
 
-    load_reference_kernels()
     for kernel in list(REFERENCE):
         if kernel.domain == ML_DOMAIN and kernel.op_type in TREE_OPS:
             op(kernel.op_type, kernel.since_version, domain=ML_DOMAIN, registry=CPU)(

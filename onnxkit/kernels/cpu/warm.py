@@ -160,14 +160,14 @@ def _addresses(dtype) -> None:
 def _tree_walk(dtype) -> None:
     """The tree ensembles' walk and sums (``trees.walk_leaves``, ``sum_leaves``) on a
     one-split tree."""
-    from onnxkit.kernels.cpu.trees import ACCELERATION
+    from onnxkit.kernels.cpu.trees import NUMBA_TREES
     from onnxkit.ops.ml._tree_walk import legacy_forest
 
     forest, _ = legacy_forest([0, 0, 0], [0, 1, 2], [1, 0, 0], [0.5, 0.0, 0.0],
                               ["BRANCH_LEQ", "LEAF", "LEAF"], [1, 0, 0], [2, 0, 0], None)
     pos = np.broadcast_to(forest.roots, (3, 1)).copy()
-    ACCELERATION.walk(forest, np.zeros((3, 2), dtype), pos)
-    ACCELERATION.sum_leaves(np.ones((3, 2), dtype), pos, np.zeros((3, 2), dtype))
+    NUMBA_TREES.walk(forest, np.zeros((3, 2), dtype), pos)
+    NUMBA_TREES.sum_leaves(np.ones((3, 2), dtype), pos, np.zeros((3, 2), dtype))
 
 
 def warm(verbose: bool = True) -> float:

@@ -137,7 +137,7 @@ def aggregate(forest: Forest, pos: np.ndarray, leaf: np.ndarray, target: np.ndar
     return np.where(out == fill, dtype(0), out)
 
 
-def _kept(objects: tuple, build):
+def kept(objects: tuple, build):
     """``build()``, or what it gave before for these attribute objects when an executor
     keeps them (``ACCELERATION``)."""
     fast = ACCELERATION.get()
@@ -146,7 +146,7 @@ def _kept(objects: tuple, build):
 
 def pick(floats, as_tensor, name):
     """The float attribute or its double ``_as_tensor`` twin (not both)."""
-    return _kept((pick, floats, as_tensor), lambda: _pick(floats, as_tensor, name))
+    return kept((pick, floats, as_tensor), lambda: _pick(floats, as_tensor, name))
 
 
 def _pick(floats, as_tensor, name):
@@ -159,14 +159,14 @@ def _pick(floats, as_tensor, name):
 
 def int_ids(values) -> np.ndarray:
     """An optional INTS attribute as an int64 array (empty when absent)."""
-    return _kept((int_ids, values),
+    return kept((int_ids, values),
                  lambda: np.asarray([] if values is None else values, dtype=np.int64))
 
 
 def leaf_positions(lookup: "_NodeLookup", treeids, nodeids) -> np.ndarray:
     """Positions of the (tree id, node id) leaves the ``*_treeids`` / ``*_nodeids``
     attributes name."""
-    return _kept((leaf_positions, lookup, treeids, nodeids),
+    return kept((leaf_positions, lookup, treeids, nodeids),
                  lambda: lookup.find(int_ids(treeids), int_ids(nodeids)))
 
 
@@ -179,7 +179,7 @@ def legacy_forest(treeids, nodeids, featureids, values, modes, truenodeids, fals
     """
     args = (treeids, nodeids, featureids, values, modes, truenodeids, falsenodeids,
             missing_tracks_true)
-    return _kept((legacy_forest,) + args, lambda: _legacy_forest(*args))
+    return kept((legacy_forest,) + args, lambda: _legacy_forest(*args))
 
 
 def _legacy_forest(treeids, nodeids, featureids, values, modes, truenodeids, falsenodeids,
