@@ -385,19 +385,21 @@ def test_erf_approximation_is_float32_accurate():
 # --- buffers and the profiler ----------------------------------------------------------
 
 def test_pool_reuses_a_buffer_once_nothing_holds_it():
+    SHAPE = (256, 256)  # 256 KiB: pooled (below _buffers.SMALL, 64 KiB, np.empty serves)
     pool = BufferPool()
     token = using_pool(pool)
     try:
-        a = empty((64, 64), np.float32)
+        a = empty(SHAPE, np.float32)
+        assert a.base is not None  # from the pool: np.empty would make d's check malloc's
         address = a.ctypes.data
-        b = empty((64, 64), np.float32)
+        b = empty(SHAPE, np.float32)
         assert b.ctypes.data != address  # a is alive
         view = a.reshape(-1)[:10]
         del a
-        c = empty((64, 64), np.float32)
+        c = empty(SHAPE, np.float32)
         assert c.ctypes.data not in (address, b.ctypes.data)  # a view keeps a's buffer busy
         del view
-        d = empty((64, 64), np.float32)
+        d = empty(SHAPE, np.float32)
         assert d.ctypes.data == address
     finally:
         release(token)
