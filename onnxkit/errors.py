@@ -6,6 +6,11 @@ name) and says what would be accepted, so a learner knows what to fix.
 
 from __future__ import annotations
 
+import hashlib
+
+#: the longest model string a message repeats in full; longer ones are cut (see ``shown``)
+NAME_LIMIT = 80
+
 
 class OnnxkitError(Exception):
     """Base class of every error onnxkit raises on purpose."""
@@ -47,8 +52,20 @@ class ExecutorUnavailableError(OnnxkitError):
     """The requested executor cannot run here (e.g. `cuda` without a GPU or simulator)."""
 
 
+def shown(value, limit: int = NAME_LIMIT) -> str:
+    """A model string as a message repeats it: cut past ``limit`` characters, with a hash.
+
+    ``'aaaa…' (100000 chars, #1f2e3d4c)``-style cuts keep messages short when a node or
+    value name is huge, while the hash still tells two long names apart."""
+    text = str(value)
+    if len(text) <= limit:
+        return text
+    digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{text[:limit]}\u2026 ({len(text)} chars, #{digest})"
+
+
 def describe_node(node) -> str:
     """`node 'conv1' (Conv, domain 'ai.onnx')` — the way every message names a node."""
-    name = node.name or "<unnamed>"
-    domain = node.domain or "ai.onnx"
-    return f"node {name!r} ({node.op_type}, domain {domain!r})"
+    name = shown(node.name) if node.name else "<unnamed>"
+    domain = shown(node.domain or "ai.onnx")
+    return f"node {name!r} ({shown(node.op_type)}, domain {domain!r})"

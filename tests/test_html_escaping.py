@@ -50,7 +50,7 @@ def test_control_characters_and_lone_surrogates_are_replaced():
 
 def test_markdown_cell_has_no_html_pipes_or_newlines():
     cell = markdown_cell("a|b\n<script>x</script>")
-    assert cell == "a\\|b &lt;script&gt;x&lt;/script&gt;"
+    assert cell == "a\\|b &lt;script&gt;x&lt;\\/script&gt;"
 
 
 def test_table_escapes_every_cell_header_and_caption():
