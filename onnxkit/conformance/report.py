@@ -8,9 +8,14 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 
 from onnxkit.conformance.runner import CaseResult
-from onnxkit.html import markdown_cell
+from onnxkit.html import markdown_cell, terminal_text
 
 STATUSES = ("pass", "fail", "error", "skip")
+
+
+def _plain(label: str) -> str:
+    """A label matplotlib draws as written: no ``$`` mathtext; controls and bidi shown as escapes."""
+    return terminal_text(label).replace("$", r"\$")
 
 
 @dataclass
@@ -66,10 +71,10 @@ class Report:
         left = [0] * len(ops)
         for status, color in (("pass", "#4c9a2a"), ("fail", "#d1495b"), ("error", "#edae49"), ("skip", "#9e9e9e")):
             values = [n[status] for _, n in ops]
-            ax.barh([o for o, _ in ops], values, left=left, color=color, label=status)
+            ax.barh([_plain(o) for o, _ in ops], values, left=left, color=color, label=status)
             left = [a + b for a, b in zip(left, values)]
         c = self.counts()
-        ax.set_title(f"{self.backend}: {c['pass']} passed, {c['fail']} failed, {c['error']} errors")
+        ax.set_title(f"{_plain(self.backend)}: {c['pass']} passed, {c['fail']} failed, {c['error']} errors")
         ax.invert_yaxis()
         ax.legend(loc="lower right")
         fig.tight_layout()

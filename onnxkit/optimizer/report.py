@@ -8,6 +8,10 @@
 
 Node names are kept traceable: a rewrite lists the names of the nodes it removed and of the
 nodes it added (a fused node is named after the node whose output it keeps).
+
+Names, op types, domains and notes come from the model: the text forms pass them through
+``terminal_text`` and the Markdown form through ``markdown_cell`` (``onnxkit.html``), so no
+markup, link, control byte or bidi override gets through.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 
 from onnx import NodeProto
+
+from onnxkit.html import markdown_cell, terminal_text
 
 
 PLAN_PASSES = ("layout_plan", "inplace_plan", "buffer_plan")  # they plan, they do not rewrite
@@ -36,7 +42,7 @@ class NodeRef:
         return f"{self.domain}::{self.op_type}" if self.domain else self.op_type
 
     def __str__(self) -> str:
-        return f"{self.name} ({self.qualified_op})"
+        return terminal_text(f"{self.name} ({self.qualified_op})")
 
 
 @dataclass
@@ -52,7 +58,7 @@ class Rewrite:
     def __str__(self) -> str:
         out = ", ".join(map(str, self.added)) or "nothing"
         text = f"[{self.pass_name}/{self.rule}] {', '.join(map(str, self.removed)) or 'nothing'} -> {out}"
-        return f"{text}: {self.detail}" if self.detail else text
+        return terminal_text(f"{text}: {self.detail}" if self.detail else text)
 
 
 @dataclass
@@ -63,7 +69,7 @@ class Rejection:
     reason: str
 
     def __str__(self) -> str:
-        return f"[{self.pass_name}/{self.rule}] not at {self.node}: {self.reason}"
+        return terminal_text(f"[{self.pass_name}/{self.rule}] not at {self.node}: {self.reason}")
 
 
 @dataclass
@@ -157,7 +163,7 @@ class Report:
             lines.append(f"  plan {key}: {value.get('summary', '') if isinstance(value, dict) else value}")
         lines.append(f"  operators before: {_ops(self.ops_before)}")
         lines.append(f"  operators after:  {_ops(self.ops_after)}")
-        return "\n".join(lines)
+        return "\n".join(map(terminal_text, lines))
 
     def details(self, limit: int | None = 50) -> str:
         """Every rewrite (up to ``limit``), then why candidate matches were turned down."""
@@ -168,19 +174,21 @@ class Report:
         reasons = Counter((r.pass_name, r.rule, r.reason) for r in self.rejections)
         for (p, rule, reason), n in reasons.most_common(limit):
             lines.append(f"[{p}/{rule}] turned down x{n}: {reason}")
-        return "\n".join(lines)
+        return "\n".join(map(terminal_text, lines))
 
     def to_markdown(self) -> str:
+        """The report as Markdown; notes, plan summaries and op types escaped (``markdown_cell``)."""
+        cell = markdown_cell
         out = [f"### Optimization level {self.level}: {self.nodes_before} → {self.nodes_after} nodes", ""]
-        out += [f"- {n}" for n in self.notes]
+        out += [f"- {cell(n)}" for n in self.notes]
         out += ["", "| pass | rewrites | nodes removed | nodes added | rules |", "|---|---:|---:|---:|---|"]
-        out += [f"| {a} | {b} | {c} | {d} | {e} |" for a, b, c, d, e in self._table()]
+        out += [f"| {a} | {b} | {c} | {d} | {e} |" for a, b, c, d, e in self._table()]  # our names
         if self.plans:
             out += ["", "| plan | summary |", "|---|---|"]
-            out += [f"| {k} | {v.get('summary', '') if isinstance(v, dict) else v} |"
+            out += [f"| {k} | {cell(v.get('summary', '') if isinstance(v, dict) else v)} |"
                     for k, v in self.plans.items()]
-        out += ["", f"Operators before: {_ops(self.ops_before)}", "",
-                f"Operators after: {_ops(self.ops_after)}"]
+        out += ["", f"Operators before: {cell(_ops(self.ops_before))}", "",
+                f"Operators after: {cell(_ops(self.ops_after))}"]
         return "\n".join(out)
 
     def _repr_markdown_(self) -> str:

@@ -12,12 +12,16 @@ Each ``TraceEvent`` carries the node, the kernel's qualified name (which executo
 registry it came from) and the seconds the kernel took; nested graphs (Loop / If
 bodies) are keyed by their path. ``rows(by)`` gives the same numbers as dicts, and
 ``to_dataframe(by)`` as a pandas DataFrame when pandas is installed.
+
+Node names and op types come from the model: ``table()`` escapes them for Markdown
+(``markdown_cell``), ``table(markdown=False)`` for a terminal (``terminal_text``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from onnxkit.html import markdown_cell, terminal_text
 from onnxkit.runtime.trace import TraceEvent
 
 
@@ -90,8 +94,13 @@ class Profiler:
                         "input": e.shapes})
         return out
 
-    def table(self, by: str = "op", top: int | None = None) -> str:
-        """A Markdown table of ``rows(by)`` (the ``top`` slowest), with a total line."""
+    def table(self, by: str = "op", top: int | None = None, *, markdown: bool = True) -> str:
+        """A Markdown table of ``rows(by)`` (the ``top`` slowest), with a total line.
+
+        Names are escaped for Markdown, or with ``markdown=False`` for printing on a
+        terminal (the same table, its names readable as they are but control bytes and bidi
+        overrides shown as escapes)."""
+        cell = markdown_cell if markdown else (lambda s: terminal_text(s).replace("|", "\\|"))
         rows = self.rows(by)
         shown = rows if top is None else rows[:top]
         head = "op type" if by == "op" else "node"
@@ -99,9 +108,9 @@ class Profiler:
                  + (" input |" if by == "node" else ""),
                  "|---|---:|---:|---:|---:|---|" + ("---|" if by == "node" else "")]
         for r in shown:
-            line = (f"| {r['key']} | {r['calls']} | {r['ms']:.3f} | {r['ms_per_call']:.3f} | "
-                    f"{r['share']:.1%} | {r['kernel']} |")
-            lines.append(line + (f" {r['input']} |" if by == "node" else ""))
+            line = (f"| {cell(r['key'])} | {r['calls']} | {r['ms']:.3f} | {r['ms_per_call']:.3f} | "
+                    f"{r['share']:.1%} | {cell(r['kernel'])} |")
+            lines.append(line + (f" {cell(r['input'])} |" if by == "node" else ""))
         lines.append(f"| **total** | {self.events} | {self.seconds * 1e3:.3f} | | 100% | |"
                      + (" |" if by == "node" else ""))
         return "\n".join(lines)

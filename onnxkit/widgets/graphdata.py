@@ -12,6 +12,7 @@ Nothing here draws or escapes: ``svg.py`` does, from these plain records.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import onnx
@@ -25,13 +26,14 @@ class Box:
     """Something drawn as a rectangle: a node, or a value at the border of a graph."""
 
     id: str
-    kind: str  # node | input | output | initializer | outer | missing
+    kind: str  # node | input | output | initializer | outer | missing | block
     label: str  # op type (with domain) for nodes, value name otherwise
     sublabel: str = ""  # node name when it says more than the op type; value type otherwise
     params: list[tuple[str, str]] = field(default_factory=list)  # inline initializers (name, type)
     node: NodeProto | None = None
     subgraphs: list[tuple[str, "GraphData"]] = field(default_factory=list)
     trace_key: tuple | None = None  # (trace path, node outputs): matches TraceEvent
+    members: int = 0  # a folded block (kind "block"): how many nodes it hides
 
 
 @dataclass
@@ -113,11 +115,38 @@ def tensor_type_text(t: onnx.TensorProto) -> str:
 
 
 def infer_types(model: ModelProto) -> ModelProto:
-    """The model with shape inference applied, or the model itself when inference fails."""
+    """The model with shape inference applied, or the model itself when inference fails.
+
+    Inference sees the weights' names, types and shapes but not their bytes: copying and
+    serializing a model's weights costs more than inferring a 6,000-node graph.
+    """
     try:
-        return infer_shapes(model, check_type=False, strict_mode=False)
+        return infer_shapes(_without_weight_bytes(model), check_type=False, strict_mode=False)
     except Exception:  # an invalid model is still worth drawing
         return model
+
+
+def _without_weight_bytes(model: ModelProto, keep_below: int = 4096) -> ModelProto:
+    """A model for inference only: initializers over ``keep_below`` bytes (at 8 per element) keep no data
+    (integer ones always keep theirs: shapes and indices may be read by inference)."""
+    src = model.graph
+    light = ModelProto(ir_version=model.ir_version)
+    light.opset_import.extend(model.opset_import)
+    light.functions.extend(model.functions)
+    g = light.graph
+    g.name = src.name
+    g.node.extend(src.node)
+    g.input.extend(src.input)
+    g.output.extend(src.output)
+    g.value_info.extend(src.value_info)
+    g.sparse_initializer.extend(src.sparse_initializer)
+    integer = (onnx.TensorProto.INT64, onnx.TensorProto.INT32)
+    for t in src.initializer:
+        if t.data_type in integer or math.prod(t.dims) * 8 <= keep_below:
+            g.initializer.append(t)
+        else:
+            g.initializer.add(name=t.name, data_type=t.data_type, dims=t.dims)
+    return light
 
 
 def graph_types(graph: GraphProto, outer: dict[str, str] | None = None) -> dict[str, str]:
@@ -158,6 +187,15 @@ def graph_reads(graph: GraphProto) -> list[str]:
     return list(dict.fromkeys(reads))
 
 
+def id_part(name: str, index: int) -> str:
+    """``name`` as part of a box id when an HTML attribute carries it unchanged, else ``#index``.
+
+    Ids go to the browser in ``data-id`` attributes and come back on a click; the escapers
+    show invisible and control characters as escapes, so names holding them would not
+    come back as they went."""
+    return name if name.isprintable() else f"#{index}"
+
+
 def model_graph_data(model: ModelProto, *, inline_initializers: bool = True,
                      infer: bool = True) -> GraphData:
     """The main graph of ``model`` (shape inference first, unless ``infer=False``)."""
@@ -184,7 +222,7 @@ def graph_data(graph: GraphProto, *, inline_initializers: bool = True, id_prefix
         return box_id
 
     def value_box(kind: str, name: str, key: str) -> str:
-        box_id = unique(f"{id_prefix}{key}:{name}")
+        box_id = unique(f"{id_prefix}{key}:{id_part(name, len(boxes))}")
         boxes.append(Box(box_id, kind, name, types.get(name, "")))
         producer[name] = (box_id, 0)
         return box_id
@@ -218,9 +256,9 @@ def graph_data(graph: GraphProto, *, inline_initializers: bool = True, id_prefix
                       if n in init_set and n not in drawn_inits]
         node_path = f"{trace_path}/{node.name or node.op_type}" if trace_path else (node.name or node.op_type)
         subs = [(attr, graph_data(g, inline_initializers=inline_initializers,
-                                  id_prefix=f"{box_id}/{attr}/", trace_path=f"{node_path}/{attr}",
+                                  id_prefix=f"{box_id}/{id_part(attr, k)}/", trace_path=f"{node_path}/{attr}",
                                   outer_types=types, outer_names=visible))
-                for attr, g in subgraphs_of(node)]
+                for k, (attr, g) in enumerate(subgraphs_of(node))]
         box = Box(box_id, "node", op, sublabel, params, node, subs, (trace_path, tuple(node.output)))
         boxes.append(box)
         node_boxes.append(box)
@@ -251,7 +289,7 @@ def graph_data(graph: GraphProto, *, inline_initializers: bool = True, id_prefix
                 if name not in explicit and name in producer:
                     connect(name, box.id, implicit=True)
     for out in graph.output:
-        box_id = unique(f"{id_prefix}out:{out.name}")
+        box_id = unique(f"{id_prefix}out:{id_part(out.name, len(boxes))}")
         boxes.append(Box(box_id, "output", out.name, types.get(out.name, "")))
         connect(out.name, box_id)
     return GraphData(graph.name, id_prefix, trace_path, boxes, edges, types)

@@ -16,6 +16,7 @@ from typing import Any, Iterable, Mapping
 
 import ipywidgets as widgets
 
+from onnxkit.html import terminal_text
 from onnxkit.runtime.trace import TraceEvent
 from onnxkit.widgets import _escape as esc
 from onnxkit.widgets.recorder import Record, TraceRecorder
@@ -96,7 +97,7 @@ class Profile:
                          f"{o.share:>6.1%}")
         lines.append(f"{'total':<{width}}  {len(self.nodes):>5}  "
                      f"{sum(o.calls for o in self.ops):>5}  {self.total * 1e3:>8.3f}")
-        return "\n".join(lines)
+        return "\n".join(map(terminal_text, lines))  # op types come from the model
 
     def __repr__(self) -> str:
         return f"<onnxkit Profile: {len(self.nodes)} nodes, {len(self.ops)} op types>"
