@@ -1,8 +1,8 @@
 """Backends the conformance kit can check, by name.
 
 - an onnxkit executor: ``reference``, ``cpu``, ``cuda``
-- ``onnxruntime`` (CPU provider, all graph optimizations)
-- ``onnx.reference`` (onnx's own Python reference runtime)
+- a runtime with an adapter in ``onnxkit/conformance/runtimes/`` (onnxruntime, onnx.reference,
+  openvino, tract, onnx2torch, tinygrad: ``runtimes.RUNTIMES``)
 - any importable ``onnx.backend.base.Backend``: ``package.module`` or ``package.module:Name``
 
 A backend is resolved to a run function ``(model, [feeds, ...]) -> [[outputs], ...]``.
@@ -13,33 +13,9 @@ from __future__ import annotations
 import importlib
 
 from onnxkit.conformance.runner import onnxkit_runner
+from onnxkit.conformance.runtimes import ALIASES, RUNTIMES, adapter, version
 from onnxkit.errors import OnnxkitError
 from onnxkit.runtime.executors import executor_names
-
-
-def _onnxruntime():
-    import onnxruntime as ort
-
-    def run(model, feeds_list):
-        # only fatal messages: a case's error is the report's to show, not the terminal's
-        opts = ort.SessionOptions()
-        opts.log_severity_level = 4
-        quiet = ort.RunOptions()
-        quiet.log_severity_level = 4
-        sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
-        return [sess.run(None, feeds, quiet) for feeds in feeds_list]
-
-    return run
-
-
-def _onnx_reference():
-    from onnx.reference import ReferenceEvaluator
-
-    def run(model, feeds_list):
-        sess = ReferenceEvaluator(model)
-        return [list(sess.run(None, feeds)) for feeds in feeds_list]
-
-    return run
 
 
 def _onnx_backend(spec: str):
@@ -62,14 +38,15 @@ def _onnx_backend(spec: str):
 def resolve_backend(name: str):
     if name in executor_names():
         return onnxkit_runner(name)
-    if name == "onnxruntime":
-        return _onnxruntime()
-    if name in ("onnx.reference", "onnx-reference"):
-        return _onnx_reference()
+    name = ALIASES.get(name, name)
+    if name in RUNTIMES:
+        if version(name) is None:
+            raise OnnxkitError(f"runtime {name!r} is not installed here (see the 'conformance' extra)")
+        return adapter(name).runner()
     try:
         return _onnx_backend(name)
     except ImportError as exc:
         raise OnnxkitError(
             f"unknown backend {name!r}: not an onnxkit executor ({', '.join(executor_names())}), "
-            f"'onnxruntime', 'onnx.reference', or an importable onnx Backend ({exc})"
+            f"a runtime ({', '.join(RUNTIMES)}), or an importable onnx Backend ({exc})"
         ) from exc
