@@ -72,9 +72,10 @@ def test_run_profile_alone_times_ten_runs(model_path, capsys):
 
 
 def test_run_negative_repeat_is_a_clear_error(model_path, capsys):
-    assert main(["run", model_path, "--repeat", "-1"]) == 1
+    assert main(["run", model_path, "--repeat", "-1"]) == 2
     captured = capsys.readouterr()
-    assert "--repeat must be 0 or more" in captured.err
+    assert "argument --repeat/-r: -1 is out of range: give a whole number from 0 to 100,000" \
+        in captured.err
     assert "out y" not in captured.out  # refused before the model ran
 
 

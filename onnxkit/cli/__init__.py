@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
+from onnxkit.cli.common import ArgumentError, reconfigure_streams
 from onnxkit.errors import OnnxkitError
+from onnxkit.html import terminal_text
 
 # subcommand -> module defining ``add_arguments(parser)`` and ``main(args) -> int``
 COMMANDS = {
@@ -23,8 +26,16 @@ COMMANDS = {
 }
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, with each usage error one line on stderr (exit status 2), never the usage
+    block: ``onnxkit run: error: argument --repeat/-r: ... (see onnxkit run --help)``."""
+
+    def error(self, message: str):
+        self.exit(2, terminal_text(f"{self.prog}: error: {message} (see {self.prog} --help)") + "\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="onnxkit", description="Learn, run and check ONNX models.")
+    parser = Parser(prog="onnxkit", description="Learn, run and check ONNX models.")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (module, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
@@ -37,15 +48,50 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run one subcommand. Exit status: 0 done, 1 an onnxkit error (or --compare/--verify
+    found a difference), 2 a bad argument, 130 interrupted. Errors are one line on stderr."""
+    reconfigure_streams()
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # a bad argument (already reported, one line) or --help
+        return exc.code if isinstance(exc.code, int) else 0
+    prog = f"onnxkit {args.command}"
     if getattr(args, "_unavailable", False):
-        print(f"onnxkit {args.command}: not available in this build", file=sys.stderr)
-        return 2
+        return _error(prog, "not available in this build", 2)
     try:
         return int(importlib.import_module(args._module).main(args) or 0)
+    except ArgumentError as exc:
+        return _error(prog, str(exc), 2)
     except OnnxkitError as exc:
-        print(f"onnxkit {args.command}: error: {exc}", file=sys.stderr)
+        return _error(prog, str(exc), 1)
+    except MemoryError:
+        return _error(prog, "out of memory (the model or its inputs need more than this "
+                            "machine can give; try smaller inputs or --dim values)", 1)
+    except KeyboardInterrupt:
+        return _error(prog, "interrupted", 130)
+    except BrokenPipeError:  # ``onnxkit info m.onnx | head``: the reader left, nothing to say
+        _silence_stdout()
         return 1
+    except RecursionError:
+        return _error(prog, "the model is nested too deeply to process", 1)
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: still one line
+        if os.environ.get("ONNXKIT_TRACEBACK"):
+            raise
+        return _error(prog, f"internal error, please report it: {type(exc).__name__}: {exc} "
+                            f"(ONNXKIT_TRACEBACK=1 shows the traceback)", 1)
+
+
+def _error(prog: str, message: str, status: int) -> int:
+    print(terminal_text(f"{prog}: error: {message}"), file=sys.stderr)
+    return status
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 if __name__ == "__main__":

@@ -13,43 +13,53 @@ import json
 
 import onnx
 
+from onnxkit.cli.common import (MAX_SEED, ArgumentError, bounded_int, regular_file, say,
+                                tolerance, write_atomically)
 from onnxkit.loading import load
 from onnxkit.optimizer import bisect, optimize
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("input", help="the model to optimize (.onnx)")
-    parser.add_argument("output", nargs="?", help="where to write the optimized model")
-    parser.add_argument("-O", "--level", type=int, default=1, choices=(0, 1, 2, 3),
-                        help="optimization level (default 1)")
+    parser.add_argument("output", nargs="?",
+                        help="where to write the optimized model (replaced if it exists)")
+    parser.add_argument("-O", "--level", type=bounded_int(0, 3), default=1,
+                        help="optimization level 0-3 (default 1)")
     parser.add_argument("--details", action="store_true",
                         help="list every rewrite and why candidates were turned down")
     parser.add_argument("--markdown", action="store_true", help="print the report as Markdown")
-    parser.add_argument("--json", metavar="FILE", help="write the report's data (to_dict) as JSON")
+    parser.add_argument("--json", metavar="FILE",
+                        help="write the report's data (to_dict) as JSON (replaced if it exists)")
     parser.add_argument("--verify", action="store_true",
                         help="compare outputs with the unoptimized model on random inputs")
-    parser.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance of --verify")
-    parser.add_argument("--atol", type=float, default=1e-5, help="absolute tolerance of --verify")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the --verify inputs")
+    parser.add_argument("--rtol", type=tolerance, default=1e-4, help="relative tolerance of --verify")
+    parser.add_argument("--atol", type=tolerance, default=1e-5, help="absolute tolerance of --verify")
+    parser.add_argument("--seed", type=bounded_int(0, MAX_SEED), default=0,
+                        help="seed of the --verify inputs")
 
 
 def main(args) -> int:
+    regular_file(args.input, "model")
     model = load(args.input)
     optimized, report = optimize(model, args.level)
-    print(report.to_markdown() if args.markdown else report)
+    say(report.to_markdown() if args.markdown else str(report))
     if args.details:
-        print(report.details(limit=None))
+        say(report.details(limit=None))
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(report.to_dict(), f, indent=1, default=str)
+        text = json.dumps(report.to_dict(), indent=1, default=str)
+        write_atomically(args.json, text.encode("utf-8", "surrogatepass"), "--json")
     if args.output:
-        onnx.save(optimized, args.output)
-        print(f"wrote {args.output}")
+        try:
+            data = optimized.SerializeToString()
+        except ValueError as exc:  # over protobuf's 2 GiB
+            raise ArgumentError(f"the optimized model cannot be serialized: {exc}") from None
+        write_atomically(args.output, data, "output")
+        say(f"wrote {args.output}")
     if args.verify:
         from onnxkit.inputs import random_feeds
 
         result = bisect(model, random_feeds(model, args.seed), level=args.level,
                         rtol=args.rtol, atol=args.atol)
-        print(f"verify: {result}")
+        say(f"verify: {result}")
         return 0 if result.ok else 1
     return 0

@@ -12,15 +12,20 @@ output's largest difference; the exit status is 1 when one is beyond ``--rtol`` 
 
 from __future__ import annotations
 
+import argparse
 import os
 import time
 
 import numpy as np
 
+from onnxkit.cli.common import (MAX_DIM, MAX_REPEAT, MAX_SEED, ArgumentError, bounded_int,
+                                pairs, regular_file, say, tolerance)
 from onnxkit.cli.info import add_arguments as add_model_arguments, model_argument
+from onnxkit.cli.npy import read_npy
+from onnxkit.cli.outputs import file_stems, prepare_folder, save_outputs
 from onnxkit.conformance.compare import assert_outputs_close
-from onnxkit.errors import InputError
-from onnxkit.inputs import random_feeds
+from onnxkit.html import terminal_text
+from onnxkit.inputs import random_feeds, symbolic_dims
 from onnxkit.runtime.executors import executor_names
 from onnxkit.runtime.session import Session
 
@@ -32,30 +37,28 @@ def add_arguments(parser) -> None:
     parser.add_argument("--dim", action="append", default=[], metavar="SYMBOL=N",
                         help="value of a symbolic dimension for random inputs (default 1)")
     parser.add_argument("--executor", "-e", default="reference", choices=executor_names())
-    parser.add_argument("--level", "-O", type=int, default=0, help="optimization level 0-3")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
-    parser.add_argument("--output-dir", "-o", help="save each output as NAME.npy here")
+    parser.add_argument("--level", "-O", type=bounded_int(0, 3), default=0,
+                        help="optimization level 0-3")
+    parser.add_argument("--seed", type=bounded_int(0, MAX_SEED), default=0,
+                        help="seed of the random inputs")
+    parser.add_argument("--output-dir", "-o",
+                        help="save each output in this folder (NAME.npy, or a safe unique name) "
+                             "with a manifest, outputs.json, mapping output names to files")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace files already in --output-dir (refused otherwise)")
     parser.add_argument("--compare", metavar="RUNTIME",
                         help="also run on RUNTIME (onnxruntime, onnx.reference, an onnxkit "
                              "executor, an onnx Backend module) and compare the outputs")
-    parser.add_argument("--repeat", "-r", type=int, default=0, metavar="N",
-                        help="time N more runs after the first (median and fastest)")
+    parser.add_argument("--repeat", "-r", type=bounded_int(0, MAX_REPEAT), default=0, metavar="N",
+                        help=f"time N more runs after the first (median and fastest; at most "
+                             f"{MAX_REPEAT:,})")
     parser.add_argument("--profile", action="store_true",
                         help="time per op type and the slowest nodes over the --repeat runs "
                              "(10 when --repeat is not given)")
-    parser.add_argument("--top", type=int, default=10, help="nodes shown by --profile (default 10)")
-    parser.add_argument("--rtol", type=float, default=1e-4, help="with --compare (default 1e-4)")
-    parser.add_argument("--atol", type=float, default=1e-5, help="with --compare (default 1e-5)")
-
-
-def _pairs(items: list[str], what: str) -> dict[str, str]:
-    out = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name:
-            raise InputError(f"{what} {item!r} must look like NAME=VALUE")
-        out[name] = value
-    return out
+    parser.add_argument("--top", type=bounded_int(1), default=10,
+                        help="nodes shown by --profile (default 10)")
+    parser.add_argument("--rtol", type=tolerance, default=1e-4, help="with --compare (default 1e-4)")
+    parser.add_argument("--atol", type=tolerance, default=1e-5, help="with --compare (default 1e-5)")
 
 
 def summarize(name: str, value) -> str:
@@ -70,33 +73,65 @@ def summarize(name: str, value) -> str:
     return f"{name}: {value!r}"
 
 
+def _dims(items: list[str], known: set[str]) -> dict[str, int]:
+    parse = bounded_int(0, MAX_DIM)
+    dims = {}
+    for symbol, text in pairs(items, "--dim").items():
+        if symbol not in known:
+            have = ", ".join(sorted(known)) if known else "none"
+            raise ArgumentError(f"--dim {symbol!r}: the model's inputs have no such symbolic "
+                                f"dimension (they have: {have})")
+        try:
+            dims[symbol] = parse(text)
+        except argparse.ArgumentTypeError as exc:
+            raise ArgumentError(f"--dim {symbol}={text}: {exc}") from None
+    return dims
+
+
+def _read_inputs(files: dict[str, str], declared: list[str], max_bytes: int) -> dict:
+    unknown = [name for name in files if name not in declared]
+    if unknown:
+        raise ArgumentError(f"--input {unknown[0]!r}: the model has no such input (its inputs: "
+                            f"{', '.join(map(repr, declared)) or 'none'})")
+    return {name: read_npy(file, f"--input {name}={file}", max_bytes)
+            for name, file in files.items()}
+
+
 def main(args) -> int:
-    if args.repeat < 0 or args.top < 1:  # before the model is loaded and run
-        raise InputError("--repeat must be 0 or more and --top 1 or more")
     path = model_argument(args)
+    files = pairs(args.input, "--input")
+    for name, file in files.items():  # before the model is loaded: a typo fails at once
+        regular_file(file, f"--input {name}")
+    pairs(args.dim, "--dim")
+    if args.compare:  # an unknown runtime fails before the model runs
+        from onnxkit.conformance.backends import resolve_backend
+
+        resolve_backend(args.compare)
     start = time.perf_counter()
     sess = Session(path, executor=args.executor, level=args.level)
     planned = time.perf_counter() - start
-    dims = {k: int(v) for k, v in _pairs(args.dim, "--dim").items()}
-    feeds = random_feeds(sess.model, args.seed, dims)
-    for name, file in _pairs(args.input, "--input").items():
-        try:
-            feeds[name] = np.load(file, allow_pickle=False)
-        except (OSError, ValueError) as exc:  # missing file, not .npy, or a pickle we refuse
-            raise InputError(f"--input {name}={file}: cannot read it as a .npy array ({exc})") from exc
+    model = sess.model
+    declared = [vi.name for vi in model.graph.input]
+    feeds = _read_inputs(files, declared, sess.limits.max_tensor_bytes)
+    feeds.update(random_feeds(model, args.seed, _dims(args.dim, symbolic_dims(model)),
+                              given=feeds, max_bytes=sess.limits.max_tensor_bytes))
+    names = [o.name for o in sess.get_outputs()]
+    if args.output_dir:  # refuse files in the way before the model runs
+        prepare_folder(args.output_dir, file_stems(names), args.overwrite)
     start = time.perf_counter()
     outputs = sess.run(None, feeds)
     ran = time.perf_counter() - start
-    print(f"model {os.path.basename(path)}  executor {args.executor}  level {args.level}  "
+    show = terminal_text
+    print(f"model {show(os.path.basename(path))}  executor {args.executor}  level {args.level}  "
           f"session {planned * 1e3:.1f} ms  run {ran * 1e3:.1f} ms")
     for name, value in feeds.items():
-        print("in  " + summarize(name, value))
-    names = [o.name for o in sess.get_outputs()]
+        print("in  " + show(summarize(name, value)))
     for name, value in zip(names, outputs):
-        print("out " + summarize(name, value))
-        if args.output_dir:
-            os.makedirs(args.output_dir, exist_ok=True)
-            np.save(os.path.join(args.output_dir, f"{name.replace('/', '_')}.npy"), value)
+        print("out " + show(summarize(name, value)))
+    if args.output_dir:
+        manifest = save_outputs(args.output_dir, names, outputs, os.path.basename(path),
+                                overwrite=args.overwrite)
+        print(f"saved {len(names)} outputs; their files: {show(manifest)}")
     repeat = args.repeat or (10 if args.profile else 0)
     if repeat:
         timed(sess, feeds, repeat, args.profile, args.top)
@@ -119,8 +154,8 @@ def timed(sess, feeds, repeat: int, profile: bool, top: int) -> None:
     print(f"{repeat} more runs: median {np.median(times) * 1e3:.2f} ms  fastest "
           f"{min(times) * 1e3:.2f} ms" + ("  (profiled: each node timed)" if profile else ""))
     if prof is not None:
-        print(f"\nkernel time per op type over the {repeat} runs:\n{prof.table()}")
-        print(f"\nthe {top} slowest nodes:\n{prof.table(by='node', top=top)}")
+        say(f"\nkernel time per op type over the {repeat} runs:\n{prof.table()}")
+        say(f"\nthe {top} slowest nodes:\n{prof.table(by='node', top=top)}")
 
 
 def _difference(expected, got, rtol: float, atol: float) -> tuple[bool, str]:
@@ -156,16 +191,17 @@ def compare(path, feeds, names, outputs, runtime: str, rtol: float, atol: float)
     start = time.perf_counter()
     expected = run(onnx.load(path), [feeds])[0]
     took = time.perf_counter() - start
-    print(f"compare with {runtime} (session + run {took * 1e3:.1f} ms)  "
+    print(f"compare with {terminal_text(runtime)} (session + run {took * 1e3:.1f} ms)  "
           f"rtol {rtol:g}  atol {atol:g}")
     if len(expected) != len(outputs):
-        print(f"  {runtime} gave {len(expected)} outputs, onnxkit {len(outputs)}")
+        print(f"  {terminal_text(runtime)} gave {len(expected)} outputs, onnxkit {len(outputs)}")
         return 1
     bad = 0
     for name, want, got in zip(names, expected, outputs):
         ok, detail = _difference(want, got, rtol, atol)
         bad += not ok
-        print(f"  {'ok  ' if ok else 'DIFF'} {name}: {detail}")
+        print(f"  {'ok  ' if ok else 'DIFF'} {terminal_text(name)}: {terminal_text(detail)}")
     if bad:
-        print(f"{bad} of {len(names)} outputs differ from {runtime} beyond the tolerance")
+        print(f"{bad} of {len(names)} outputs differ from {terminal_text(runtime)} beyond the "
+              "tolerance")
     return 1 if bad else 0
