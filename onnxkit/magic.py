@@ -21,7 +21,8 @@ from typing import Any
 
 import onnx
 
-from onnxkit.errors import OnnxkitError
+from onnxkit.errors import OnnxkitError, shown
+from onnxkit.html import terminal_text
 
 _SESSIONS: dict[tuple, Any] = {}
 
@@ -30,7 +31,8 @@ class MagicError(Exception):
     """Shown by IPython as one line (no traceback): what went wrong and what to do."""
 
     def __init__(self, message: str):
-        super().__init__(one_line(message))
+        # one line, cut when huge, with escape bytes and bidi overrides shown, not obeyed
+        super().__init__(terminal_text(shown(one_line(message), 1000)))
 
     def _render_traceback_(self) -> list[str]:  # IPython calls this instead of a traceback
         return [f"onnxkit error: {self}"]
@@ -43,11 +45,39 @@ def one_line(message: str) -> str:
 
 
 def fail(exc: BaseException) -> MagicError:
+    if isinstance(exc, MagicError):
+        return exc
     if isinstance(exc, OnnxkitError):
         return MagicError(f"{type(exc).__name__}: {exc}")
     if isinstance(exc, onnx.checker.ValidationError):
         return MagicError(f"the model is not valid ONNX: {exc}")
+    if isinstance(exc, MemoryError):
+        return MagicError("out of memory: the model or its inputs need more than this "
+                          "machine can give")
     return MagicError(f"{type(exc).__name__}: {exc}")
+
+
+def whole_number(options: dict, name: str, low: int, high: int, default: int | None) -> int | None:
+    """``options[name]`` as an int in [low, high]; a MagicError naming the bounds if not."""
+    if name not in options:
+        return default
+    text = options[name]
+    try:
+        value = int(str(text).strip(), 10)
+    except ValueError:
+        value = None
+    if value is None or not low <= value <= high:
+        raise MagicError(f"--{name} {str(text)!r}: give a whole number from {low} to {high}")
+    return value
+
+
+def executor_option(options: dict) -> str:
+    from onnxkit.runtime.executors import executor_names
+
+    name = options.get("executor", "reference")
+    if name not in executor_names():
+        raise MagicError(f"--executor {name!r}: choose one of {', '.join(executor_names())}")
+    return name
 
 
 def parse_options(tokens: list[str], flags: set[str], valued: set[str]) -> tuple[list[str], dict, dict]:
@@ -58,8 +88,12 @@ def parse_options(tokens: list[str], flags: set[str], valued: set[str]) -> tuple
         tok = tokens[k]
         if tok.startswith("--"):
             opt = tok[2:]
+            if opt.split("=", 1)[0] in options:
+                raise MagicError(f"--{opt.split('=', 1)[0]} is given twice")
             if "=" in opt:
                 opt, value = opt.split("=", 1)
+                if opt in flags:
+                    raise MagicError(f"--{opt} takes no value")
                 options[opt] = unquote(value)
             elif opt in flags:
                 options[opt] = True
@@ -75,6 +109,10 @@ def parse_options(tokens: list[str], flags: set[str], valued: set[str]) -> tuple
                 raise MagicError(f"unknown option --{opt}")
         elif "=" in tok and not tok.startswith("="):
             name, expr = tok.split("=", 1)
+            if name in feeds:
+                raise MagicError(f"input {name!r} is given twice")
+            if not expr:
+                raise MagicError(f"input {name!r} has no value: write {name}=EXPRESSION")
             feeds[name] = expr
         else:
             positional.append(unquote(tok))
@@ -128,6 +166,12 @@ def session_for(obj: Any, executor: str, level: int):
 
     if isinstance(getattr(obj, "model", None), ModelProto) and hasattr(obj, "run"):
         return obj  # already a Session
+    if isinstance(obj, (str, os.PathLike)) and os.path.exists(os.fspath(obj)) \
+            and not os.path.isfile(os.fspath(obj)):  # a FIFO or device would hang or never end
+        from onnxkit.cli.common import file_kind
+
+        kind = file_kind(os.stat(os.fspath(obj)).st_mode)
+        raise MagicError(f"{os.fspath(obj)!r} is {kind}, not a model file")
     if isinstance(obj, (str, os.PathLike)) and os.path.isfile(os.fspath(obj)):
         path = os.path.abspath(os.fspath(obj))
         st = os.stat(path)
@@ -165,31 +209,44 @@ def build_magics():
         @line_magic
         def onnx_run(self, line: str):
             """%onnx_run MODEL name=expr ... [--executor E] [--level N] [--outputs a,b]"""
+            try:
+                return self._onnx_run(line)
+            except Exception as exc:  # noqa: BLE001 - every failure is one line, never a traceback
+                raise fail(exc) from None
+
+        @cell_magic
+        def onnx(self, line: str, cell: str):
+            """%%onnx [NAME] [--run name=expr ...] [--executor E] [--opset N] [--expand] [--no-show]"""
+            try:
+                return self._onnx(line, cell)
+            except Exception as exc:  # noqa: BLE001 - every failure is one line, never a traceback
+                raise fail(exc) from None
+
+        def _onnx_run(self, line: str):
             positional, feeds, options = parse_options(
                 split_line(line), set(), {"executor", "level", "outputs"})
             if len(positional) != 1:
                 raise MagicError("usage: %onnx_run MODEL name=value ... (MODEL: a path or a "
                                  "variable holding a ModelProto or Session)")
+            executor = executor_option(options)
+            level = whole_number(options, "level", 0, 3, 0)
+            names = None
+            if "outputs" in options:
+                names = [n.strip() for n in options["outputs"].split(",")]
+                if not all(names):
+                    raise MagicError(f"--outputs {options['outputs']!r}: give output names "
+                                     f"separated by commas, e.g. --outputs y,z")
             target = positional[0]
             obj = self.shell.user_ns.get(target, target) if target.isidentifier() else target
             if isinstance(obj, str) and not os.path.exists(obj) and "\n" not in obj:
                 raise MagicError(f"no model file and no variable named {target!r}")
             values = self._feeds(feeds)
-            try:
-                session = session_for(obj, options.get("executor", "reference"),
-                                      int(options.get("level", 0)))
-                names = (options["outputs"].split(",") if "outputs" in options
-                         else [o.name for o in session.get_outputs()])
-                outputs = session.run(names, values)
-            except ValueError as exc:
-                raise fail(exc) from None
-            except OnnxkitError as exc:
-                raise fail(exc) from None
-            return returned(names, outputs)
+            session = session_for(obj, executor, level)
+            if names is None:
+                names = [o.name for o in session.get_outputs()]
+            return returned(names, session.run(names, values))
 
-        @cell_magic
-        def onnx(self, line: str, cell: str):
-            """%%onnx [NAME] [--run name=expr ...] [--executor E] [--opset N] [--expand] [--no-show]"""
+        def _onnx(self, line: str, cell: str):
             positional, feeds, options = parse_options(
                 split_line(line), {"run", "expand", "no-show"}, {"executor", "opset"})
             if len(positional) > 1:
@@ -199,22 +256,20 @@ def build_magics():
             name = positional[0] if positional else None
             if name is not None and not name.isidentifier():
                 raise MagicError(f"{name!r} is not a valid Python variable name")
-            model = parse_cell(cell, options.get("opset"))
-            executor = options.get("executor", "reference")
+            executor = executor_option(options)
+            opset = whole_number(options, "opset", 1, onnx.defs.onnx_opset_version(), None)
+            model = parse_cell(cell, opset)
             from onnxkit.runtime.session import Session
 
-            try:
-                onnx.checker.check_model(model)
-                session = Session(model, executor=executor)
-                trace = None
-                outputs = None
-                if "run" in options:
-                    from onnxkit.widgets.recorder import TraceRecorder
+            onnx.checker.check_model(model)
+            session = Session(model, executor=executor)
+            trace = None
+            outputs = None
+            if "run" in options:
+                from onnxkit.widgets.recorder import TraceRecorder
 
-                    trace = TraceRecorder(keep_values=True)
-                    outputs = session.run(None, self._feeds(feeds), trace=trace)
-            except (OnnxkitError, onnx.checker.ValidationError) as exc:
-                raise fail(exc) from None
+                trace = TraceRecorder(keep_values=True)
+                outputs = session.run(None, self._feeds(feeds), trace=trace)
             if name is not None:
                 self.shell.user_ns[name] = model
             if "no-show" not in options:
@@ -233,14 +288,14 @@ def build_magics():
     return OnnxMagics
 
 
-def parse_cell(cell: str, opset: str | None) -> onnx.ModelProto:
+def parse_cell(cell: str, opset: int | None) -> onnx.ModelProto:
     from onnxkit.loading import parse_text
 
     text = cell.strip()
     if not text:
         raise MagicError("the %%onnx cell is empty: write a graph in ONNX text syntax")
     if not text.startswith("<"):
-        version = int(opset) if opset is not None else onnx.defs.onnx_opset_version()
+        version = opset if opset is not None else onnx.defs.onnx_opset_version()
         text = f'<ir_version: {onnx.IR_VERSION}, opset_import: ["" : {version}]> {text}'
     elif opset is not None:
         raise MagicError("--opset is only for cells without an <ir_version, opset_import> header")
