@@ -5,9 +5,12 @@ from __future__ import annotations
 from collections import defaultdict
 
 import numpy as np
+import pytest
 
 from exercises.tests.cases import node_cases_of
 from onnxkit.conformance import node_cases
+
+pytestmark = pytest.mark.maintainer
 
 
 def test_the_index_finds_every_operators_cases():

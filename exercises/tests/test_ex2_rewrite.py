@@ -63,6 +63,7 @@ g (float[2] a, float[2] b) => (float[2] z) {
 
 
 @pytest.mark.task2_1
+@pytest.mark.hidden
 def test_reciprocal_read_elsewhere_stays():
     _, after, report = rewrite_with(ex.reciprocal_rule(), HEAD + """
 g (float[2] a, float[2] b) => (float[2] z, float[2] r) {
@@ -119,6 +120,7 @@ def test_square_refused_with_a_reason(shape, exponent):
 
 
 @pytest.mark.task2_2
+@pytest.mark.hidden
 def test_square_of_an_unknown_exponent_is_refused():
     _, after, report = rewrite_with(ex.square_rule(), HEAD + """
 g (float[3] x, float e) => (float[3] z) { z = Pow (x, e) }""")

@@ -28,6 +28,7 @@ FLOATS = (np.float32, np.float64)
 # --- Task 4.1: softmax_rows, Numba on the CPU ----------------------------------------------
 
 @pytest.mark.task4_1
+@pytest.mark.hidden
 def test_softmax_rows_onnx_cases():
     check_cases(ex, cases_of("Softmax"))
 
@@ -140,6 +141,7 @@ def test_leaky_relu_past_the_end():
 
 
 @pytest.mark.task4_2
+@pytest.mark.hidden
 def test_leaky_relu_onnx_cases():
     in_child(leaky_relu_onnx_cases, cases_of("LeakyRelu"))
 
@@ -190,5 +192,6 @@ def test_row_sums_float64():
 
 
 @pytest.mark.task4_3
+@pytest.mark.hidden
 def test_row_sums_float32():
     in_child(row_sums_float32)
