@@ -7,9 +7,17 @@
     w.select("conv1"); w.details_html()         # what clicking shows, from Python
     w.tensor("conv1_out")                       # a TensorView of a value the run kept
 
-Layout and drawing happen in Python (``layout.py``, ``svg.py``); the browser side (a few
-lines of JavaScript, ``anywidget``) only shows the SVG, reports clicks and toggles
-subgraphs (If / Loop / Scan bodies), which Python then redraws.
+Big graphs: repeated blocks (a transformer's layers) are found by ``blocks.py`` and drawn
+folded, one box each, when the graph has more than ``FOLD_ABOVE`` nodes::
+
+    w.blocks; w.unfold("layers/layers.3"); w.fold()   # fold every block again
+    w.search("Softmax")                               # names of the matching nodes, marked
+
+Layout and drawing happen in Python (``layout.py``, ``svg.py``); the browser side
+(``graph_front.py``, ``anywidget``) only shows the SVG with zoom, fit, search and a minimap,
+reports clicks and toggles subgraphs and blocks, which Python then redraws. Outside a live
+kernel (a saved notebook, nbviewer, GitHub, the docs site) the display's static
+``image/svg+xml`` is shown instead.
 """
 
 from __future__ import annotations
@@ -22,89 +30,18 @@ from onnx import ModelProto
 
 from onnxkit.loading import load
 from onnxkit.runtime.trace import TraceEvent
+from onnxkit.widgets import _escape as esc
+from onnxkit.widgets.blocks import Block, find_blocks
+from onnxkit.widgets.blocks import fold as fold_blocks
+from onnxkit.widgets.blocks import search as search_nodes
 from onnxkit.widgets.details import node_details, value_details
+from onnxkit.widgets.graph_front import CSS, ESM
 from onnxkit.widgets.graphdata import Box, GraphData, infer_types, graph_data
 from onnxkit.widgets.recorder import TraceRecorder
 from onnxkit.widgets.svg import DrawOptions, render_svg
 
-ESM = r"""
-function render({ model, el }) {
-  el.classList.add("onnxkit-graph-widget");
-  const bar = document.createElement("div");
-  bar.className = "onnxkit-graph-toolbar";
-  const wrap = document.createElement("div");
-  wrap.className = "onnxkit-graph-scroll";
-  const panel = document.createElement("div");
-  panel.className = "onnxkit-graph-details";
-  const body = document.createElement("div");
-  body.className = "onnxkit-graph-body";
-  body.append(wrap, panel);
-  el.append(bar, body);
-  let zoom = 1.0;
-  for (const [label, factor] of [["\u2212", 1 / 1.25], ["+", 1.25], ["1:1", 0]]) {
-    const b = document.createElement("button");
-    b.textContent = label;
-    b.className = "onnxkit-zoom";
-    b.addEventListener("click", () => { zoom = factor === 0 ? 1.0 : zoom * factor; scale(); });
-    bar.append(b);
-  }
-  const scale = () => {
-    const svg = wrap.querySelector("svg.onnxkit-graph");
-    if (!svg) return;
-    svg.style.width = (parseFloat(svg.getAttribute("width")) * zoom) + "px";
-    svg.style.height = (parseFloat(svg.getAttribute("height")) * zoom) + "px";
-  };
-  const mark = () => {
-    const id = model.get("selected");
-    for (const g of wrap.querySelectorAll("g[data-id]")) {
-      g.classList.toggle("onnxkit-selected", id !== "" && g.getAttribute("data-id") === id);
-    }
-  };
-  const draw = () => { wrap.innerHTML = model.get("svg"); scale(); mark(); };
-  const details = () => {
-    const id = model.get("selected");
-    const all = model.get("details");
-    panel.innerHTML = (id && all[id]) ? all[id] :
-      '<p class="onnxkit-hint">Click a node to see its attributes' +
-      (model.get("traced") ? " and the tensors of the run." : ".") + "</p>";
-    mark();
-  };
-  wrap.addEventListener("click", (ev) => {
-    const toggle = ev.target.closest("text.onnxkit-expander");
-    if (toggle) {
-      const id = toggle.getAttribute("data-id");
-      const now = model.get("expanded");
-      model.set("expanded", now.includes(id) ? now.filter((x) => x !== id) : [...now, id]);
-      model.save_changes();
-      return;
-    }
-    const g = ev.target.closest("g.onnxkit-node, g.onnxkit-value");
-    model.set("selected", g ? g.getAttribute("data-id") : "");
-    model.save_changes();
-  });
-  model.on("change:svg", draw);
-  model.on("change:selected", details);
-  model.on("change:details", details);
-  draw();
-  details();
-}
-export default { render };
-"""
-
-CSS = """
-.onnxkit-graph-widget { font-family: system-ui, sans-serif; font-size: 13px; }
-.onnxkit-graph-body { display: flex; gap: 8px; align-items: flex-start; }
-.onnxkit-graph-scroll { overflow: auto; max-height: 640px; max-width: 100%; flex: 1 1 auto;
-  border: 1px solid #d0d7e2; background: #fff; }
-.onnxkit-graph-details { flex: 0 0 320px; max-height: 640px; overflow: auto; color: #1d2330;
-  background: #f7f9fc; border: 1px solid #d0d7e2; padding: 6px 8px; }
-.onnxkit-graph-details table { border-collapse: collapse; margin: 4px 0; }
-.onnxkit-graph-details td, .onnxkit-graph-details th { border-bottom: 1px solid #e1e6ee;
-  padding: 2px 4px; text-align: left; vertical-align: top; font-size: 12px; }
-.onnxkit-graph-details h4 { margin: 2px 0 4px 0; }
-.onnxkit-graph-toolbar button { margin: 0 2px 4px 0; min-width: 28px; }
-"""
-
+FOLD_ABOVE = 300  # nodes: bigger graphs start with their repeated blocks folded
+EAGER_DETAILS = 1000  # nodes: bigger graphs make a node's panel when it is first selected
 
 class GraphWidget(anywidget.AnyWidget):
     """An interactive drawing of a model's graph (see the module docstring)."""
@@ -116,10 +53,15 @@ class GraphWidget(anywidget.AnyWidget):
     selected = traitlets.Unicode("").tag(sync=True)
     expanded = traitlets.List(traitlets.Unicode()).tag(sync=True)
     traced = traitlets.Bool(False).tag(sync=True)
+    opened = traitlets.List(traitlets.Unicode()).tag(sync=True)  # unfolded block ids; "*": all
+    query = traitlets.Unicode("").tag(sync=True)
+    matches = traitlets.List(traitlets.Unicode()).tag(sync=True)  # drawn ids holding a match
+    match_count = traitlets.Int(0).tag(sync=True)  # matching nodes, folded ones included
 
     def __init__(self, model: Any, *, trace: TraceRecorder | Iterable[TraceEvent] | None = None,
                  expand: bool | Iterable[str] = False, inline_initializers: bool = True,
-                 highlight: Mapping[str, str] | None = None, infer: bool = True):
+                 highlight: Mapping[str, str] | None = None, infer: bool = True,
+                 fold: bool | None = None):
         self.model = as_model(model)
         self.trace = as_recorder(trace)
         typed = infer_types(self.model) if infer else self.model
@@ -134,10 +76,19 @@ class GraphWidget(anywidget.AnyWidget):
             opened = []
         else:
             opened = [self.node_id(n) for n in expand]
-        super().__init__(expanded=opened, traced=self.trace is not None)
-        self.details = self._all_details()
+        self.blocks: list[Block] = [] if fold is False else find_blocks(self.graph)
+        folded = fold is True or (fold is None and len(self.graph.nodes) > FOLD_ABOVE)
+        self._hidden: dict[str, Block] = {}
+        super().__init__(expanded=opened, traced=self.trace is not None,
+                         opened=[] if folded else ["*"])
+        self._lazy = sum(1 for _ in self.graph.walk()) > EAGER_DETAILS
+        self.details = self._block_details()
+        if not self._lazy:
+            self.details = {**self._all_details(), **self.details}
         self.svg = self.render()
-        self.observe(self._redraw, names=["expanded"])
+        self.observe(self._redraw, names=["expanded", "opened"])
+        self.observe(self._searched, names=["query"])
+        self.observe(self._selected, names=["selected"])
 
     # --- Python-side API --------------------------------------------------------------
 
@@ -161,6 +112,9 @@ class GraphWidget(anywidget.AnyWidget):
         for box in self.graph.boxes:
             if box.kind != "node" and box.label == name_or_id:
                 return box.id
+        for block in self.blocks:
+            if block.id == name_or_id:
+                return block.id
         raise KeyError(f"no node or value named {name_or_id!r} in graph {self.graph.name!r}")
 
     def select(self, name_or_id: str) -> "GraphWidget":
@@ -170,6 +124,33 @@ class GraphWidget(anywidget.AnyWidget):
 
     def details_html(self) -> str:
         return self.details.get(self.selected, "")
+
+    def unfold(self, *names: str) -> None:
+        """Draw these blocks' nodes (every block when none are named); see ``blocks``."""
+        ids = ["*"] if not names else [self.block(n).id for n in names]
+        self.opened = sorted(set(self.opened) | set(ids))
+
+    def fold(self, *names: str) -> None:
+        """Draw these blocks as one box each again (every block when none are named)."""
+        if not names:
+            self.opened = []
+            return
+        drop = {self.block(n).id for n in names}
+        opened = {b.id for b in self.blocks} if "*" in self.opened else set(self.opened)
+        self.opened = sorted(opened - drop)
+
+    def block(self, name: str) -> Block:
+        """A block by its id (``block:layers/layers.3``), scope or last scope name."""
+        for b in self.blocks:
+            if name in (b.id, b.scope, b.name):
+                return b
+        raise KeyError(f"no repeated block named {name!r} in graph {self.graph.name!r}")
+
+    def search(self, query: str) -> list[str]:
+        """Names (ids when unnamed) of the nodes whose op type or name contains ``query``;
+        the drawing marks them, or the folded blocks that hold them."""
+        self.query = query
+        return [b.node.name or b.id for b in search_nodes(self.graph, query)]
 
     def expand(self, *names: str) -> None:
         """Draw the subgraphs of these nodes (all nodes when none are named)."""
@@ -192,7 +173,9 @@ class GraphWidget(anywidget.AnyWidget):
         if self.trace is not None:
             ran = frozenset(self.trace_ids[k] for k in self.trace.keys() if k in self.trace_ids)
         options = DrawOptions(frozenset(self.expanded), self.highlight, ran)
-        return render_svg(self.graph, options, title=self.graph.name)
+        opened = {b.id for b in self.blocks} if "*" in self.opened else set(self.opened)
+        shown, self._hidden = fold_blocks(self.graph, self.blocks, opened)
+        return render_svg(shown, options, title=self.graph.name)
 
     def save_svg(self, path: str) -> None:
         with open(path, "w", encoding="utf-8") as f:
@@ -213,15 +196,58 @@ class GraphWidget(anywidget.AnyWidget):
                     out[box.id] = value_details(box)
         return out
 
+    def _block_details(self) -> dict[str, str]:
+        out = {}
+        for b in self.blocks:
+            ops = "".join(f"<tr><td>{esc.text(op)}</td><td>{n}</td></tr>" for op, n in b.ops.most_common())
+            out[b.id] = (f'<div class="onnxkit-details" data-id="{esc.attr(b.id)}">'
+                         f"<h4>block {esc.text(b.scope)}</h4><p>{len(b.members)} nodes; "
+                         f"{b.alike} blocks of this structure. Click <b>+ unfold</b> to draw them."
+                         f"</p><table><tr><th>op</th><th>nodes</th></tr>{ops}</table></div>")
+        return out
+
+    def _selected(self, change) -> None:
+        box_id = change["new"]
+        if self._lazy and box_id and box_id not in self.details:
+            self.details = {**self.details, **self._details_of(box_id)}
+
+    def _details_of(self, box_id: str) -> dict[str, str]:
+        stack = [self.graph]
+        while stack:
+            gd = stack.pop()
+            for box in gd.boxes:
+                if box.id == box_id:
+                    if box.kind == "node":
+                        return {box_id: node_details(box, self.opsets, gd.types, self.trace)}
+                    return {box_id: value_details(box)}
+                stack.extend(sub for _, sub in box.subgraphs)
+        return {}
+
+    def _searched(self, change) -> None:
+        found = search_nodes(self.graph, change["new"])
+        drawn = [self._hidden[b.id].id if b.id in self._hidden else b.id for b in found]
+        self.match_count = len(found)
+        self.matches = list(dict.fromkeys(drawn))
+
     def _redraw(self, _change=None) -> None:
         self.svg = self.render()
+        if self.query:
+            self._searched({"new": self.query})
+
+    def _repr_mimebundle_(self, **kwargs):
+        """The live widget, with the drawing as a static SVG for where no kernel runs."""
+        bundle = super()._repr_mimebundle_(**kwargs)
+        data, meta = bundle if isinstance(bundle, tuple) else (bundle, {})
+        return {**data, "image/svg+xml": self.svg}, meta
 
     def __repr__(self) -> str:
         n_all = sum(1 for _ in self.graph.walk())
         nested = f" ({n_all} with subgraphs)" if n_all != len(self.nodes) else ""
         traced = f", trace of {len(self.trace)} node runs" if self.trace is not None else ""
+        big = self.blocks and len(self.nodes) > FOLD_ABOVE
+        blocks = f", {len(self.blocks)} repeated blocks" if big else ""
         return (f"<onnxkit GraphWidget {self.graph.name!r}: {len(self.nodes)} nodes{nested}, "
-                f"{len(self.edges)} edges{traced}>")
+                f"{len(self.edges)} edges{blocks}{traced}>")
 
 
 def as_model(obj: Any) -> ModelProto:

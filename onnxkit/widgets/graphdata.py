@@ -127,8 +127,8 @@ def infer_types(model: ModelProto) -> ModelProto:
 
 
 def _without_weight_bytes(model: ModelProto, keep_below: int = 4096) -> ModelProto:
-    """A model for inference only: initializers over ``keep_below`` bytes (at 8 per element) keep no data
-    (integer ones always keep theirs: shapes and indices may be read by inference)."""
+    """A model for inference only: initializers over ``keep_below`` bytes (at 8 per element)
+    keep no data; integer ones always keep theirs (inference may read shapes and indices)."""
     src = model.graph
     light = ModelProto(ir_version=model.ir_version)
     light.opset_import.extend(model.opset_import)

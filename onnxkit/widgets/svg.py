@@ -11,6 +11,9 @@ Stable classes for styling and for tests:
                                       outer value read inside the reader's subgraph)
     g.onnxkit-subgraph                an expanded If / Loop / Scan body (data-attr)
     text.onnxkit-expander             click to expand or fold a node's subgraphs (data-id)
+    g.onnxkit-block                   a folded repeated block (data-id "block:<scope>",
+                                      data-members: how many nodes it hides)
+    text.onnxkit-unfold               click to unfold that block (data-id)
 
 Every string from the model is escaped (``_escape``); sizes are estimated from text length.
 """
@@ -84,6 +87,11 @@ svg.onnxkit-graph text.onnxkit-caption { font-style: italic; fill: #5b6b7f; }
 svg.onnxkit-graph path.onnxkit-edge { fill: none; stroke: #7d8ba0; stroke-width: 1.3; }
 svg.onnxkit-graph path.onnxkit-implicit { stroke-dasharray: 4 3; }
 svg.onnxkit-graph rect.onnxkit-subgraph-frame { fill: #ffffff; stroke: #b8c2d0; }
+svg.onnxkit-graph .onnxkit-block > rect.onnxkit-box { fill: #e6ecfa; stroke: #3d5a99; stroke-width: 1.5; }
+svg.onnxkit-graph .onnxkit-block > rect.onnxkit-stack { fill: #f3f6fc; stroke: #3d5a99; }
+svg.onnxkit-graph .onnxkit-block { cursor: pointer; }
+svg.onnxkit-graph text.onnxkit-unfold { fill: #0b57d0; cursor: pointer; }
+svg.onnxkit-graph .onnxkit-match > rect.onnxkit-box { stroke: #e37400; stroke-width: 3; }
 """
 
 
@@ -175,6 +183,9 @@ def edge_path(points: list[tuple[float, float]]) -> str:
 
 def box_lines(box: Box) -> list[tuple[str, str]]:
     """(CSS class, text) per line of a box, before escaping."""
+    if box.kind == "block":
+        lines = [("onnxkit-op", box.label), ("onnxkit-name", box.sublabel)]
+        return lines + [("onnxkit-param", f"{op} {n}") for op, n in box.params]
     if box.kind != "node":
         lines = [("onnxkit-name-main", box.label)]
         if box.sublabel:
@@ -196,7 +207,7 @@ def box_size(box: Box, nested: list[tuple[str, Drawing]] | None) -> tuple[float,
               for c, t in lines]
     w = max(widths + [40.0]) + 2 * PAD
     h = len(lines) * LINE + 2 * PAD
-    if box.subgraphs:
+    if box.subgraphs or box.kind == "block":
         h += LINE
         w = max(w, 16 + MONO * len(expander_text(box, bool(nested))) + 2 * PAD)
     if nested:
@@ -208,6 +219,8 @@ def box_size(box: Box, nested: list[tuple[str, Drawing]] | None) -> tuple[float,
 
 
 def expander_text(box: Box, expanded: bool) -> str:
+    if box.kind == "block":
+        return "+ unfold"
     names = ", ".join(attr for attr, _ in box.subgraphs)
     sign = "\u2212" if expanded else "+"
     return f"{sign} {names}"
@@ -222,6 +235,8 @@ def draw_box(box: Box, x: float, y: float, w: float, h: float, options: DrawOpti
              depth: int, nested: list[tuple[str, Drawing]] | None) -> str:
     if box.kind == "node":
         classes = ["onnxkit-node", f"onnxkit-cat-{category(box)}"]
+    elif box.kind == "block":
+        classes = ["onnxkit-block"]
     else:
         classes = ["onnxkit-value", f"onnxkit-{box.kind}"]
     extra = options.highlight.get(box.id)
@@ -232,16 +247,23 @@ def draw_box(box: Box, x: float, y: float, w: float, h: float, options: DrawOpti
     if box.id == options.selected:
         classes.append("onnxkit-selected")
     op_attr = f' data-op="{esc.attr(box.label)}"' if box.kind == "node" else ""
-    radius = 4 if box.kind == "node" else 11
+    if box.kind == "block":
+        op_attr = f' data-members="{box.members}"'
+    radius = 11 if box.kind not in ("node", "block") else 4
     out = [f'<g class="{" ".join(classes)}" data-id="{esc.attr(box.id)}"{op_attr} '
            f'data-depth="{depth}" transform="translate({x:.1f},{y:.1f})">',
-           f"<title>{esc.text(box_title(box))}</title>",
-           f'<rect class="onnxkit-box" width="{w:.1f}" height="{h:.1f}" rx="{radius}"/>']
+           f"<title>{esc.text(box_title(box))}</title>"]
+    if box.kind == "block":  # a stack of cards: one drawn for many
+        out.append(f'<rect class="onnxkit-stack" x="4" y="-4" width="{w:.1f}" height="{h:.1f}" rx="4"/>')
+    out.append(f'<rect class="onnxkit-box" width="{w:.1f}" height="{h:.1f}" rx="{radius}"/>')
     ty = PAD + 11
     for cls, line in box_lines(box):
         anchor = f'x="{w / 2:.1f}" text-anchor="middle"'
         out.append(f'<text class="{cls}" {anchor} y="{ty:.1f}">{esc.text(esc.shorten(line, MAX_LABEL))}</text>')
         ty += LINE
+    if box.kind == "block":
+        out.append(f'<text class="onnxkit-unfold" data-id="{esc.attr(box.id)}" x="{PAD:.1f}" '
+                   f'y="{ty:.1f}">{esc.text(expander_text(box, False))}</text>')
     if box.subgraphs:
         out.append(f'<text class="onnxkit-expander" data-id="{esc.attr(box.id)}" x="{PAD:.1f}" '
                    f'y="{ty:.1f}">{esc.text(expander_text(box, bool(nested)))}</text>')
@@ -262,6 +284,8 @@ def draw_box(box: Box, x: float, y: float, w: float, h: float, options: DrawOpti
 
 
 def box_title(box: Box) -> str:
+    if box.kind == "block":
+        return f"block {box.label}: {box.sublabel}"
     if box.kind == "node":
         node = box.node
         head = f"{box.label} {node.name!r}" if node.name else box.label
