@@ -12,7 +12,7 @@ export NUMBA_CACHE_DIR := $(CURDIR)/.cache/numba
 export MPLBACKEND := Agg
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: venv lab demo test test-unit test-spec test-notebooks test-threads test-cuda-sim warm warm-threads clean
+.PHONY: venv lab demo test test-unit test-spec test-notebooks test-nbconvert test-threads test-cuda-sim warm warm-threads clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -41,6 +41,7 @@ test: venv browser
 	$(MAKE) --no-print-directory test-threads
 	$(MAKE) --no-print-directory test-cuda-sim
 	$(PY) -m pytest -p no:cacheprovider -q --nbval notebooks --nbval-sanitize-with notebooks/sanitize.cfg
+	$(MAKE) --no-print-directory test-nbconvert
 
 test-unit: venv warm
 	$(PY) -m pytest -n $(JOBS) -q tests exercises
@@ -50,6 +51,12 @@ test-spec: venv warm
 
 test-notebooks: venv warm
 	$(PY) -m pytest -q --nbval notebooks --nbval-sanitize-with notebooks/sanitize.cfg
+
+# every notebook run top to bottom as Jupyter runs it (cells tagged raises-exception may
+# raise); the executed copies go to .cache/nbconvert, the notebooks in git stay untouched
+test-nbconvert: venv
+	$(VENV)/bin/jupyter nbconvert --to notebook --execute --ExecutePreprocessor.timeout=600 \
+		--output-dir .cache/nbconvert notebooks/*.ipynb
 
 # the cpu kernels with every work split taken, on three threads (uneven parts): small
 # inputs split too (ONNXKIT_CPU_MIN_PARALLEL=1), the products on numpy's OpenBLAS rather
