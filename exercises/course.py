@@ -9,6 +9,8 @@ TASKS: dict[str, tuple[int, str]] = {
     "1.1": (1, "LeakyRelu kernel"),
     "1.2": (2, "Softmax-13 kernel, one axis"),
     "1.3": (2, "Transpose kernel, every version"),
+    "1.4": (2, "Gemm kernel, transposes and an optional C"),
+    "1.5": (3, "LayerNormalization kernel, three outputs"),
     "2.1": (2, "rewrite Mul(x, Reciprocal(y)) to Div(x, y)"),
     "2.2": (3, "rewrite Pow(x, 2) to Mul(x, x), with its safety check"),
     "3.1": (1, "softplus in ONNX text syntax"),
@@ -16,6 +18,13 @@ TASKS: dict[str, tuple[int, str]] = {
     "4.1": (2, "softmax_rows, a Numba CPU kernel"),
     "4.2": (2, "leaky_relu_kernel, a Numba CUDA kernel"),
     "4.3": (3, "row_sums_kernel, a CUDA block per row"),
+    "5.1": (1, "decode a varint by hand"),
+    "5.2": (2, "find a length-delimited field in a model's bytes"),
+    "6.1": (2, "build a model with onnx.helper that passes the full checker"),
+    "6.2": (2, "convert a model to opset 18 and say what changed"),
+    "7.1": (2, "quantize weights to int8 with a bounded error"),
+    "7.2": (2, "a quantized MatMul model and its error bound"),
+    "8.1": (3, "a conformance check for any runtime"),
 }
 
 

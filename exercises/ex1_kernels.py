@@ -53,3 +53,32 @@ def transpose(data, *, perm=None):
     """
     # ## Task 1.3
     raise NotImplementedError("Need to implement for Task 1.3")
+
+
+@op("Gemm", 7, 9, 11, 13, registry=KERNELS)
+def gemm(A, B, C=None, *, alpha=1.0, beta=1.0, transA=0, transB=0):
+    """Y = alpha * A' @ B' + beta * C, A' = A.T when transA, B' = B.T when transB.
+
+        A' is [M, K], B' is [K, N];  C broadcasts to [M, N] (a scalar, a row, a column...)
+        C is optional (None when the node leaves it out): then Y = alpha * A' @ B'
+    https://onnx.ai/onnx/operators/onnx__Gemm.html
+    """
+    # ## Task 1.4
+    # Hint: C may be None: compare with `is None`, never rely on its truthiness.
+    raise NotImplementedError("Need to implement for Task 1.4")
+
+
+@op("LayerNormalization", 17, registry=KERNELS)
+def layer_normalization(X, Scale, B=None, *, axis=-1, epsilon=1e-5, stash_type=1):
+    """Normalize over the trailing axes axis, axis+1, ..., rank-1 of X (axis may be negative):
+
+        x = X as float32 (stash_type=1: the statistics are computed in float32)
+        mean = mean of x over those axes (keepdims);  var = mean of (x - mean)^2 likewise
+        inv_std = 1 / sqrt(var + epsilon)
+        Y = (x - mean) * inv_std * Scale (+ B when given), cast back to X's dtype
+        return Y, mean, inv_std       # three outputs: Mean and InvStdDev stay float32
+
+    https://onnx.ai/onnx/operators/onnx__LayerNormalization.html
+    """
+    # ## Task 1.5
+    raise NotImplementedError("Need to implement for Task 1.5")

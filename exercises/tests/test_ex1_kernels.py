@@ -85,3 +85,63 @@ def test_transpose_by_hand():
     schema_versions = [s.since_version for s in onnx.defs.get_all_schemas_with_history()
                        if s.name == "Transpose" and s.domain == ""]
     assert registered("Transpose") == sorted(schema_versions)
+
+
+# --- Task 1.4: Gemm -------------------------------------------------------------------------
+
+@pytest.mark.task1_4
+@pytest.mark.hidden
+def test_gemm_onnx_cases():
+    check_cases(ex, cases_of("Gemm"))
+
+
+def gemm_model(opset: int, with_c: bool, **attrs):
+    inputs = ["a", "b", "c"] if with_c else ["a", "b"]
+    node = onnx.helper.make_node("Gemm", inputs, ["y"], **attrs)
+    vis = [onnx.helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, None) for n in inputs]
+    graph = onnx.helper.make_graph([node], "g", vis, [onnx.helper.make_tensor_value_info(
+        "y", onnx.TensorProto.FLOAT, None)])
+    return onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", opset)])
+
+
+@pytest.mark.task1_4
+def test_gemm_by_hand():
+    a = np.array([[1, 2], [3, 4]], np.float32)              # [[1, 2], [3, 4]]
+    b = np.array([[0, 1], [1, 0]], np.float32)              # swaps the columns
+    (y,) = run(ex, gemm_model(13, False), {"a": a, "b": b})
+    assert y.tolist() == [[2, 1], [4, 3]] and y.dtype == np.float32
+    # A.T @ B.T = [[1, 3], [2, 4]] @ [[0, 1], [1, 0]] = [[3, 1], [4, 2]]; * 2 + 10 * [1, -1]
+    c = np.array([1, -1], np.float32)
+    (y,) = run(ex, gemm_model(11, True, alpha=2.0, beta=10.0, transA=1, transB=1),
+               {"a": a, "b": b, "c": c})
+    assert y.tolist() == [[16, -8], [18, -6]]
+    (y,) = run(ex, gemm_model(9, True, beta=0.5), {"a": a, "b": b, "c": np.array(4, np.float32)})
+    assert y.tolist() == [[4, 3], [6, 5]]
+    assert registered("Gemm") == [7, 9, 11, 13]
+
+
+# --- Task 1.5: LayerNormalization ---------------------------------------------------------
+
+@pytest.mark.task1_5
+@pytest.mark.hidden
+def test_layer_normalization_onnx_cases():
+    check_cases(ex, cases_of("LayerNormalization"))
+
+
+@pytest.mark.task1_5
+def test_layer_normalization_by_hand():
+    # row [1, 2, 3]: mean 2, var 2/3; row [4, 4, 4]: var 0, inv_std = 1/sqrt(eps)
+    x = np.array([[1, 2, 3], [4, 4, 4]], np.float32)
+    scale, bias = np.array([1, 2, 3], np.float32), np.array([0, 0, 1], np.float32)
+    node = onnx.helper.make_node("LayerNormalization", ["x", "s", "b"], ["y", "m", "i"], epsilon=0.25)
+    f = onnx.TensorProto.FLOAT
+    graph = onnx.helper.make_graph(
+        [node], "g", [onnx.helper.make_tensor_value_info(n, f, None) for n in "xsb"],
+        [onnx.helper.make_tensor_value_info(n, f, None) for n in ("y", "m", "i")])
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)])
+    y, m, i = run(ex, model, {"x": x, "s": scale, "b": bias})
+    inv = 1 / np.sqrt(2 / 3 + 0.25)
+    np.testing.assert_allclose(m, [[2], [4]], rtol=1e-6)
+    np.testing.assert_allclose(i, [[inv], [2.0]], rtol=1e-6)                # 1 / sqrt(0.25)
+    np.testing.assert_allclose(y, [[-inv, 0, 3 * inv + 1], [0, 0, 1]], rtol=1e-6, atol=1e-6)
+    assert y.dtype == m.dtype == i.dtype == np.float32 and m.shape == (2, 1)
