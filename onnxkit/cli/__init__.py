@@ -23,6 +23,7 @@ COMMANDS = {
     "run": ("onnxkit.cli.run", "run a model on given or random inputs"),
     "optimize": ("onnxkit.cli.optimize", "optimize a model at level 0-3 and explain each rewrite"),
     "conformance": ("onnxkit.cli.conformance", "run the onnx backend test cases against a runtime"),
+    "scoreboard": ("onnxkit.cli.scoreboard", "run the cases on every installed runtime: HTML/JSON/PNG"),
 }
 
 

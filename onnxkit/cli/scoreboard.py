@@ -1,0 +1,71 @@
+"""``onnxkit scoreboard --runtimes onnxruntime,openvino --out DIR``: every case on every runtime.
+
+Writes ``DIR/scoreboard.html`` (totals, a cell per operator version and runtime, each
+failure one click from its case and message), ``scoreboard.json`` and ``scoreboard.png``.
+Each runtime runs in a worker process of its own, with a per-case timeout.
+"""
+
+from __future__ import annotations
+
+from onnxkit.conformance.cases import MODEL_KINDS
+from onnxkit.conformance.runtimes import ALIASES, RUNTIMES
+from onnxkit.errors import OnnxkitError
+from onnxkit.html import terminal_text
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--runtimes", "-r", default=",".join(RUNTIMES),
+                        help=f"comma-separated runtimes (default: all of {', '.join(RUNTIMES)}; "
+                             "those not installed are listed as such)")
+    parser.add_argument("--out", default="scoreboard", help="folder for scoreboard.html/.json/.png")
+    parser.add_argument("-k", "--filter", help="only cases whose name matches this regex")
+    parser.add_argument("--kind", action="append", choices=("node",) + MODEL_KINDS,
+                        help="only these kinds of case (repeatable)")
+    parser.add_argument("--every", type=int, default=1, metavar="N",
+                        help="a quick subset: every N-th case only")
+    parser.add_argument("--jobs", "-j", type=int, default=2, help="runtimes run at once (default 2)")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds one case may take (default 60)")
+    parser.add_argument("--no-exclusions", action="store_true",
+                        help="also run the cases spec_tests/exclusions.py excludes")
+
+
+def _cases(args):
+    from onnxkit.conformance.suite import select_cases
+
+    kinds = tuple(args.kind) if args.kind else None
+    cases = select_cases(args.filter, kinds)
+    if args.every < 1:
+        raise OnnxkitError("--every must be at least 1")
+    return cases[::args.every]
+
+
+def main(args) -> int:
+    from onnxkit.conformance import scoreboard_page
+    from onnxkit.conformance.scoreboard import LABELS, run_scoreboard
+
+    names = [ALIASES.get(n.strip(), n.strip()) for n in args.runtimes.split(",") if n.strip()]
+    unknown = [n for n in names if n not in RUNTIMES]
+    if unknown:
+        raise OnnxkitError(f"unknown runtime(s) {', '.join(unknown)}: known are {', '.join(RUNTIMES)}")
+    cases = _cases(args)
+    if not cases:
+        raise OnnxkitError("no case matches the selection")
+    excluded = {}
+    if not args.no_exclusions:
+        try:
+            from spec_tests.exclusions import EXCLUDED
+
+            excluded = dict(EXCLUDED)
+        except ImportError:
+            pass
+    board = run_scoreboard(names, cases, args.jobs, args.timeout, excluded)
+    paths = scoreboard_page.write(board, args.out)
+    for name, rt in board["runtimes"].items():
+        if not rt.get("installed"):
+            print(f"{terminal_text(name)}: not installed")
+            continue
+        t = rt["totals"]
+        print(f"{terminal_text(name)} {terminal_text(rt['version'])}: "
+              + ", ".join(f"{t[s]} {LABELS[s]}" for s in t if t[s]) + f" ({rt['seconds']} s)")
+    print("scoreboard: " + ", ".join(terminal_text(p) for p in paths.values()))
+    return 0

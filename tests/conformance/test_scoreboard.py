@@ -1,0 +1,56 @@
+"""The scoreboard command on a quick subset: states, totals, not-installed runtimes, escaping."""
+
+import json
+
+import pytest
+
+from onnxkit.cli import main
+from onnxkit.conformance import scoreboard, scoreboard_page
+from onnxkit.conformance.runtimes import installed
+
+# onnx's expected outputs decide: Relu and Abs pass on a correct runtime
+CASES = "^test_(relu|abs)$"
+
+
+def test_quick_scoreboard_writes_html_json_png_and_lists_missing_runtimes(tmp_path, monkeypatch, capsys):
+    real = scoreboard.runtime_version
+    monkeypatch.setattr(scoreboard, "runtime_version", lambda n: None if n == "tinygrad" else real(n))
+    assert main(["scoreboard", "-r", "reference,tinygrad", "-k", CASES, "--kind", "node",
+                 "--out", str(tmp_path)]) == 0
+    board = json.loads((tmp_path / "scoreboard.json").read_text())
+    assert [c["name"] for c in board["cases"]] == ["test_abs", "test_relu"]
+    assert [c["operators"] for c in board["cases"]] == [["Abs-13"], ["Relu-14"]]
+    ref = board["runtimes"]["reference"]
+    assert ref["installed"] and ref["totals"]["pass"] == 2 and sum(ref["totals"].values()) == 2
+    assert board["runtimes"]["tinygrad"] == {"version": None, "installed": False}
+    assert (tmp_path / "scoreboard.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    page = (tmp_path / "scoreboard.html").read_text()
+    assert "<td>tinygrad</td><td colspan=\"10\">not installed</td>" in page
+    assert "not installed" in capsys.readouterr().out
+
+
+@pytest.mark.skipif("onnxruntime" not in installed(), reason="onnxruntime is not installed")
+def test_an_adapted_case_is_one_click_from_its_message(tmp_path):
+    assert main(["scoreboard", "-r", "onnxruntime", "-k", "^test_bitshift_left_uint8$",
+                 "--kind", "node", "--out", str(tmp_path)]) == 0
+    board = json.loads((tmp_path / "scoreboard.json").read_text())
+    cell = board["runtimes"]["onnxruntime"]["cells"][0]
+    assert cell["state"] == "adapted" and "IR version: 14" in cell["message"]
+    page = (tmp_path / "scoreboard.html").read_text()
+    anchor = page.split('<a class="c" href="#')[1].split('"')[0]
+    section = page.split(f'<h3 id="{anchor}">')[1].split("</ul>")[0]
+    assert "test_bitshift_left_uint8" in section and "passes once adapted" in section
+    assert "onnx/backend/test/data/node/test_bitshift_left_uint8" in section
+
+
+def test_every_string_on_the_page_is_escaped():
+    evil = '<script>alert(1)</script>"\'><img src=x onerror=alert(2)>'
+    board = {"date": evil, "onnx": "1.23.2", "machine": evil, "seconds": 1, "timeout": 1,
+             "cases": [{"name": evil, "kind": "node", "operators": [evil]}],
+             "runtimes": {evil: {"installed": True, "version": evil, "seconds": 1, "restarts": 0,
+                                 "totals": dict.fromkeys(scoreboard.STATES, 0) | {"fail": 1},
+                                 "cells": [{"state": "fail", "message": evil, "adapted": evil,
+                                            "adapted_message": evil}]}}}
+    page = scoreboard_page.render_html(board)
+    assert "<script>" not in page and "<img" not in page and "onerror=alert(2)>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
