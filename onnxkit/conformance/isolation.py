@@ -10,7 +10,8 @@ through a pipe: (serialized model, feeds) in, outputs or the error message out.
 
 A worker that dies is counted as a crash of that case and restarted for the next; one that
 does not answer within ``timeout`` seconds is killed, counted as a timeout and restarted.
-Each worker runs single-threaded (OMP/MKL/OpenBLAS one thread) and writes nothing to the
+Each worker runs its BLAS single-threaded (OMP/MKL/OpenBLAS one thread; Numba keeps its own
+setting, so the cpu executor finds its compiled kernels) and writes nothing to the
 terminal: a case's messages belong in the report.
 """
 
@@ -20,8 +21,8 @@ import multiprocessing
 import os
 import signal
 
-_THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS",
-                "TF_NUM_INTRAOP_THREADS", "ONNXKIT_THREADS")
+_THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                "TF_NUM_INTRAOP_THREADS")
 
 
 def _serve(runtime: str, conn) -> None:
