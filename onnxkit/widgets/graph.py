@@ -82,9 +82,8 @@ class GraphWidget(anywidget.AnyWidget):
         super().__init__(expanded=opened, traced=self.trace is not None,
                          opened=[] if folded else ["*"])
         self._lazy = sum(1 for _ in self.graph.walk()) > EAGER_DETAILS
-        self.details = self._block_details()
         if not self._lazy:
-            self.details = {**self._all_details(), **self.details}
+            self.details = {**self._all_details(), **{b.id: self._block_details(b) for b in self.blocks}}
         self.svg = self.render()
         self.observe(self._redraw, names=["expanded", "opened"])
         self.observe(self._searched, names=["query"])
@@ -196,15 +195,13 @@ class GraphWidget(anywidget.AnyWidget):
                     out[box.id] = value_details(box)
         return out
 
-    def _block_details(self) -> dict[str, str]:
-        out = {}
-        for b in self.blocks:
-            ops = "".join(f"<tr><td>{esc.text(op)}</td><td>{n}</td></tr>" for op, n in b.ops.most_common())
-            out[b.id] = (f'<div class="onnxkit-details" data-id="{esc.attr(b.id)}">'
-                         f"<h4>block {esc.text(b.scope)}</h4><p>{len(b.members)} nodes; "
-                         f"{b.alike} blocks of this structure. Click <b>+ unfold</b> to draw them."
-                         f"</p><table><tr><th>op</th><th>nodes</th></tr>{ops}</table></div>")
-        return out
+    @staticmethod
+    def _block_details(b: Block) -> str:
+        ops = "".join(f"<tr><td>{esc.text(op)}</td><td>{n}</td></tr>" for op, n in b.ops.most_common())
+        return (f'<div class="onnxkit-details" data-id="{esc.attr(b.id)}">'
+                f"<h4>block {esc.text(b.scope)}</h4><p>{len(b.members)} nodes; "
+                f"{b.alike} blocks of this structure. Click <b>+ unfold</b> to draw them."
+                f"</p><table><tr><th>op</th><th>nodes</th></tr>{ops}</table></div>")
 
     def _selected(self, change) -> None:
         box_id = change["new"]
@@ -212,6 +209,9 @@ class GraphWidget(anywidget.AnyWidget):
             self.details = {**self.details, **self._details_of(box_id)}
 
     def _details_of(self, box_id: str) -> dict[str, str]:
+        for b in self.blocks:
+            if b.id == box_id:
+                return {box_id: self._block_details(b)}
         stack = [self.graph]
         while stack:
             gd = stack.pop()

@@ -27,11 +27,9 @@ function render({ model, el }) {
   side.className = "onnxkit-graph-side";
   const mini = document.createElement("div");
   mini.className = "onnxkit-graph-minimap";
-  const miniImg = document.createElement("img");
-  miniImg.alt = "minimap";
   const view = document.createElement("div");
   view.className = "onnxkit-graph-viewport";
-  mini.append(miniImg, view);
+  mini.append(view);
   const panel = document.createElement("div");
   panel.className = "onnxkit-graph-details";
   side.append(mini, panel);
@@ -42,6 +40,7 @@ function render({ model, el }) {
 
   let zoom = 1.0;
   let miniUrl = null;
+  let miniWidth = 0;
   let hit = -1;
   const svgEl = () => wrap.querySelector("svg.onnxkit-graph");
   const size = () => {
@@ -63,26 +62,28 @@ function render({ model, el }) {
   };
   const frame = () => {  // the minimap's rectangle: what the scroll box shows
     const [w, h] = size();
-    const k = miniImg.clientWidth / (w * zoom);
+    const k = miniWidth / (w * zoom);
     if (!k) { view.style.display = "none"; return; }
     view.style.display = "";
     view.style.left = (wrap.scrollLeft * k) + "px";
     view.style.top = (wrap.scrollTop * k) + "px";
-    view.style.width = Math.min(miniImg.clientWidth, wrap.clientWidth * k) + "px";
-    view.style.height = Math.min(miniImg.clientHeight, wrap.clientHeight * k) + "px";
+    view.style.width = Math.min(miniWidth, wrap.clientWidth * k) + "px";
+    view.style.height = Math.min(miniWidth * h / w, wrap.clientHeight * k) + "px";
   };
-  const minimap = () => {  // drawn once per SVG, after the drawing itself
+  const minimap = () => {  // the whole drawing as a background picture, made after the drawing
     if (miniUrl) URL.revokeObjectURL(miniUrl);
     const [w, h] = size();
-    miniImg.style.width = Math.min(160, 220 * w / h) + "px";
+    miniWidth = Math.min(160, 220 * w / h);
+    mini.style.width = miniWidth + "px";
+    mini.style.height = (miniWidth * h / w) + "px";
     miniUrl = URL.createObjectURL(new Blob([model.get("svg")], { type: "image/svg+xml" }));
-    miniImg.onload = frame;
-    miniImg.src = miniUrl;
+    mini.style.backgroundImage = `url("${miniUrl}")`;
+    frame();
   };
   mini.addEventListener("click", (ev) => {
     const [w] = size();
-    const k = (w * zoom) / miniImg.clientWidth;
-    const r = miniImg.getBoundingClientRect();
+    const k = (w * zoom) / miniWidth;
+    const r = mini.getBoundingClientRect();
     wrap.scrollLeft = (ev.clientX - r.left) * k - wrap.clientWidth / 2;
     wrap.scrollTop = (ev.clientY - r.top) * k - wrap.clientHeight / 2;
   });
@@ -203,8 +204,8 @@ CSS = """
   border: 1px solid #d0d7e2; background: #fff; }
 .onnxkit-graph-side { flex: 0 0 320px; display: flex; flex-direction: column; gap: 6px; }
 .onnxkit-graph-minimap { position: relative; align-self: flex-start; overflow: hidden;
-  border: 1px solid #d0d7e2; background: #fff; cursor: crosshair; }
-.onnxkit-graph-minimap img { display: block; }
+  border: 1px solid #d0d7e2; background: #fff no-repeat; background-size: 100% 100%;
+  cursor: crosshair; }
 .onnxkit-graph-viewport { position: absolute; border: 2px solid #0b57d0;
   background: rgba(11, 87, 208, 0.08); pointer-events: none; }
 .onnxkit-graph-details { max-height: 410px; overflow: auto; color: #1d2330;
