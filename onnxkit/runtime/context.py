@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from onnx import NodeProto
 
-from onnxkit.runtime.limits import Limits
+from onnxkit.runtime.limits import Limits, MemoryBudget
 
 if TYPE_CHECKING:
     from onnxkit.runtime.evaluator import RunState
@@ -19,7 +19,10 @@ class KernelContext:
     """The node being run and a way to run its subgraphs in the enclosing scope.
 
     ``ctx.run(body, [v1, v2])`` binds the body's inputs positionally and returns its
-    outputs as a list; the body sees every value of the enclosing graphs.
+    outputs as a list; the body sees every value of the enclosing graphs. ``ctx.budget``
+    is the run's memory budget: a kernel that keeps values between body runs (loop state,
+    scan outputs) charges them there, and releases them before it returns its results
+    (which the evaluator charges).
     """
 
     node: NodeProto
@@ -35,6 +38,10 @@ class KernelContext:
     @property
     def limits(self) -> Limits:
         return self.state.limits
+
+    @property
+    def budget(self) -> MemoryBudget:
+        return self.state.budget
 
     def run(self, body: "GraphPlan", inputs: Sequence[Any] = ()) -> list:
         from onnxkit.runtime.evaluator import run_graph

@@ -7,9 +7,11 @@
              b. call the kernel through the executor (ctx for scope-aware kernels); where
            the executor calls kernels as they are and no trace is asked for, directly
            (one array out: stored at once)
-             c. store outputs, report to the trace callback
-             d. drop values no later step reads
-        3. return the graph outputs
+             c. store outputs (their bytes charged to the run's memory budget), report
+                to the trace callback
+             d. drop values no later step reads (their bytes released)
+        3. release what this graph still holds; return the graph outputs (a kernel that
+           keeps a body's outputs charges them itself, ``KernelContext.budget``)
 """
 
 from __future__ import annotations
@@ -24,10 +26,10 @@ import numpy as np
 from onnxkit.errors import GraphError, KernelError, OnnxkitError, describe_node
 from onnxkit.runtime.context import KernelContext
 from onnxkit.runtime.executors import Executor
-from onnxkit.runtime.limits import Limits
+from onnxkit.runtime.limits import Limits, MemoryBudget
 from onnxkit.runtime.plan import GraphPlan, Step
 from onnxkit.runtime.trace import TraceCallback, TraceEvent
-from onnxkit.runtime.values import describe_value
+from onnxkit.runtime.values import describe_value, value_bytes
 
 
 @dataclass
@@ -36,13 +38,19 @@ class RunState:
 
     ``loop_iterations`` counts the body runs of every Loop, Scan and SequenceMap of this
     run, nested ones included (nested loops multiply: a per-node limit alone would let
-    three nested loops of a million trips each run forever).
+    three nested loops of a million trips each run forever). ``budget`` counts the bytes
+    the run's values hold, nested graphs' included, against ``limits.max_run_bytes``.
     """
 
     executor: Any
     limits: Limits
     trace: TraceCallback | None = None
     loop_iterations: int = 0
+    budget: MemoryBudget = None  # type: ignore[assignment]  (one is made from ``limits``)
+
+    def __post_init__(self):
+        if self.budget is None:
+            self.budget = MemoryBudget(self.limits)
 
 
 def run_graph(plan: GraphPlan, feeds: Mapping[str, Any], outer: Mapping[str, Any] | None,
@@ -51,6 +59,9 @@ def run_graph(plan: GraphPlan, feeds: Mapping[str, Any], outer: Mapping[str, Any
     env.update(feeds)
     scope = env if outer is None else ChainMap(env, outer)
     trace = state.trace
+    budget = state.budget
+    live, limit = budget.live, budget.limit  # ``live`` kept here, stored for each kernel
+    held: dict[str, int] = {}  # bytes of the live values this graph's steps made, by name
     # the common step in a line: a kernel the executor calls as it is, one array out
     direct = trace is None and type(state.executor).invoke is Executor.invoke
     for step in plan.steps:
@@ -58,15 +69,23 @@ def run_graph(plan: GraphPlan, feeds: Mapping[str, Any], outer: Mapping[str, Any
             args = [scope[name] if name else None for name in step.inputs]
         except KeyError:
             raise _not_available(scope, step.inputs, describe_node(step.node)) from None
+        budget.live = live  # what the kernel's check_allocation sees
         if direct and step.plain:
             try:
                 result = step.kernel.fn(*args, **step.attrs)
             except Exception as exc:
                 _fail(step, args, exc)
             if type(result) is np.ndarray and step.wanted == 1:
-                env[step.outputs[0]] = result
+                nbytes = result.nbytes
+                live += nbytes
+                name = step.outputs[0]
+                env[name] = result
+                held[name] = nbytes
                 for name in step.free_after:
                     env.pop(name, None)
+                    live -= held.pop(name, 0)
+                if live > limit:  # checked once its dead inputs are gone: a view of one counts once
+                    _over(budget, live, nbytes, step)
                 continue
             results = _results(step, result, state)
         elif trace is None:
@@ -76,11 +95,22 @@ def run_graph(plan: GraphPlan, feeds: Mapping[str, Any], outer: Mapping[str, Any
             results = _invoke(step, args, scope, state, plan)
             trace(TraceEvent(step.node, plan.path, step.kernel.qualified_name, tuple(args),
                              results, time.perf_counter() - start, state.executor.trace_extra()))
+        live = budget.live  # a kernel that ran a body has given back what the body charged
+        nbytes = 0
         for name, value in zip(step.outputs, results):
             if name:
+                size = value_bytes(value)
                 env[name] = value
+                held[name] = held.get(name, 0) + size
+                nbytes += size
+        live += nbytes
         for name in step.free_after:
             env.pop(name, None)
+            live -= held.pop(name, 0)
+        if live > limit:
+            _over(budget, live, nbytes, step)
+    # the rest is handed over: the caller, or the kernel that ran this body, keeps it
+    budget.live = live - sum(held.values())
     try:
         return [scope[name] for name in plan.output_names]
     except KeyError:
@@ -95,6 +125,13 @@ def _invoke(step: Step, args: list, scope, state: RunState, plan: GraphPlan) -> 
     except Exception as exc:
         _fail(step, args, exc)
     return _results(step, result, state)
+
+
+def _over(budget: MemoryBudget, live: int, nbytes: int, step: Step):
+    """Raise for a step whose ``nbytes`` of outputs took the run's total to ``live``,
+    over the budget."""
+    budget.live = live - nbytes
+    raise budget.exceeded(nbytes, "its outputs", step.node)
 
 
 def _fail(step: Step, args: list, exc: Exception):

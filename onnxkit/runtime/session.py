@@ -81,7 +81,7 @@ class Session:
         feeds = self._check_feeds(input_feed)
         feeds = {k: self.executor.to_executor(v) for k, v in feeds.items()}
         state = RunState(self.executor, self.limits, trace if trace is not None else self.trace)
-        token = using_limits(self.limits)
+        token = using_limits(self.limits, state.budget)
         try:
             with np.errstate(all="ignore"), self.executor.running():
                 outputs = run_graph(self.plan, feeds, None, state)

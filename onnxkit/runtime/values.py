@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 import numpy as np
 import onnx
 from onnx import TensorProto, TypeProto
@@ -79,6 +81,25 @@ def describe_value(value) -> str:
     if value is None:
         return "None"
     return type(value).__name__
+
+
+def value_bytes(value) -> int:
+    """Bytes a value holds, as a run's memory budget counts them: a tensor's ``nbytes``
+    (a string tensor counts its references only), the sum over a sequence's items or a
+    map's values, 0 for an empty optional; an executor's own tensors say their ``nbytes``."""
+    if type(value) is np.ndarray:
+        return value.nbytes
+    if isinstance(value, (list, tuple)):
+        try:
+            return sum(map(_NBYTES, value))
+        except AttributeError:  # nested sequences, None, maps among the items
+            return sum(map(value_bytes, value))
+    if isinstance(value, dict):
+        return sum(map(value_bytes, value.values()))
+    return getattr(value, "nbytes", 0) if value is not None else 0
+
+
+_NBYTES = attrgetter("nbytes")
 
 
 def tensor_to_array(tensor: TensorProto, base_dir: str | None = None) -> np.ndarray:

@@ -1,7 +1,10 @@
 """Helpers shared by the control-flow kernels (not an operator module).
 
 Loop and Scan stack what their body emits each iteration; when the body never runs,
-the empty result takes its dtype and rank from the body's declared output types.
+the empty result takes its dtype and rank from the body's declared output types. What
+they keep between body runs (loop state, scan outputs so far) is charged to the run's
+memory budget (``Kept``), so a loop that grows its state fails at the iteration that
+would overflow the budget, naming the node.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ import numpy as np
 from onnx import GraphProto, NodeProto
 
 from onnxkit.errors import GraphError, LimitExceededError, describe_node
-from onnxkit.runtime.values import np_dtype
+from onnxkit.runtime.values import np_dtype, value_bytes
 
 
 def body_graph(node: NodeProto, name: str = "body") -> GraphProto | None:
@@ -74,3 +77,56 @@ def count_iterations(ctx, n: int = 1) -> None:
             f"iterations (Loop, Scan and SequenceMap bodies, nested ones included), over the "
             f"limit max_loop_iterations={cap}"
         )
+
+
+class Kept:
+    """The bytes a control kernel keeps between its body runs, charged to the run's budget.
+
+        kept = Kept(ctx)
+        outs = kept.run(ctx, body, inputs, "iteration 3")   # errors say whose body
+        kept.charge(new_values, "...")   # raises LimitExceededError naming the node
+        kept.release(old_values)         # values it no longer holds
+        kept.check(nbytes, "...")        # before allocating (e.g. the stacked outputs)
+        kept.release_all()               # before returning: the evaluator charges results
+    """
+
+    __slots__ = ("budget", "node", "nbytes")
+
+    def __init__(self, ctx):
+        self.budget, self.node, self.nbytes = ctx.budget, ctx.node, 0
+
+    def charge(self, values, what: str) -> int:
+        nbytes = value_bytes(values)
+        self.budget.charge(nbytes, what, self.node)
+        self.nbytes += nbytes
+        return nbytes
+
+    def release(self, values) -> None:
+        nbytes = value_bytes(values)
+        self.budget.release(nbytes)
+        self.nbytes -= nbytes
+
+    def check(self, nbytes: int, what: str) -> None:
+        self.budget.check(nbytes, what, self.node)
+
+    def run(self, ctx, body, inputs: list, where: str) -> list:
+        """``ctx.run(body, inputs)``; a budget overrun inside the body also says which
+        node's body it was, ``where`` in its run and what the node keeps so far."""
+        try:
+            return ctx.run(body, inputs)
+        except LimitExceededError as exc:
+            if "max_run_bytes" not in str(exc):
+                raise
+            raise LimitExceededError(
+                f"{exc}; in the body of {describe_node(self.node)} at {where}, which keeps "
+                f"{self.nbytes:,} bytes of state and scan outputs"
+            ) from exc
+
+    def release_all(self) -> None:
+        self.budget.release(self.nbytes)
+        self.nbytes = 0
+
+
+def stacked_bytes(values: list) -> int:
+    """Bytes ``np.stack(values)`` allocates."""
+    return value_bytes(values)

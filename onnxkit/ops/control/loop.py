@@ -10,14 +10,16 @@ Loop-carried values may be tensors, sequences or optionals (opset 13+); scan out
 must be tensors. A loop that never runs returns ``v_initial`` and empty scan outputs
 shaped ``(0, ...)`` from the body's declared output types. At most
 ``ctx.limits.max_loop_iterations`` iterations run, counting those of every loop of the
-run (nested loops included).
+run (nested loops included); the state and scan values kept between iterations count
+towards the run's memory budget (``ctx.budget``).
 https://onnx.ai/onnx/operators/onnx__Loop.html
 """
 
 import numpy as np
 
 from onnxkit.errors import GraphError, LimitExceededError, describe_node
-from onnxkit.ops.control._body import check_tensor_scan_output, count_iterations, empty_stack
+from onnxkit.ops.control._body import (Kept, check_tensor_scan_output, count_iterations,
+                                       empty_stack, stacked_bytes)
 from onnxkit.ops.registry import op
 
 
@@ -34,7 +36,8 @@ def loop(M, cond, *v_initial, body, ctx):
     trip_limit = None if M is None else int(M.reshape(-1)[0])
     keep_going = True if cond is None else bool(cond.reshape(-1)[0])
     cap = ctx.limits.max_loop_iterations
-    state = list(v_initial)
+    state = list(v_initial)  # charged by the enclosing graph; later states by ``kept``
+    kept, own_state = Kept(ctx), []
     scans: list[list] = [[] for _ in range(n_scan)]
     k = 0
     while keep_going and (trip_limit is None or k < trip_limit):
@@ -44,13 +47,19 @@ def loop(M, cond, *v_initial, body, ctx):
                 f"max_loop_iterations={cap}"
             )
         count_iterations(ctx)
-        outs = ctx.run(body, [np.array(k, dtype=np.int64), np.array(keep_going), *state])
+        outs = kept.run(ctx, body, [np.array(k, dtype=np.int64), np.array(keep_going), *state],
+                        f"iteration {k}")
         keep_going = bool(np.asarray(outs[0]).reshape(-1)[0])
-        state = list(outs[1:1 + n_state])
         for i, value in enumerate(outs[1 + n_state:]):
             check_tensor_scan_output(ctx.node, value, i)
+        kept.release(own_state)  # replaced: the body's inputs are gone with its scope
+        kept.charge(outs[1:], f"loop state and scan outputs of iteration {k}")
+        state = own_state = list(outs[1:1 + n_state])
+        for i, value in enumerate(outs[1 + n_state:]):
             scans[i].append(value)
         k += 1
+    kept.check(sum(map(stacked_bytes, scans)), f"stacking {k} iterations' scan outputs")
     stacked = [np.stack(values) if values else empty_stack(ctx.node, 1 + n_state + i)
                for i, values in enumerate(scans)]
+    kept.release_all()
     return tuple(state + stacked)

@@ -11,15 +11,16 @@ Opset 9+ (no batch axis):
 
 Opset 8 adds a batch axis 0 (states are batched too), scans axis 1, and takes an
 optional first input ``sequence_lens``: batch b runs ``sequence_lens[b]`` steps and
-its scan outputs are zero-padded to the longest sequence.
+its scan outputs are zero-padded to the longest sequence. The states and scan values
+kept between steps count towards the run's memory budget (``ctx.budget``).
 https://onnx.ai/onnx/operators/onnx__Scan.html
 """
 
 import numpy as np
 
 from onnxkit.errors import GraphError, InputError, describe_node
-from onnxkit.ops.control._body import (check_tensor_scan_output, check_trips, count_iterations,
-                                       empty_stack)
+from onnxkit.ops.control._body import (Kept, check_tensor_scan_output, check_trips,
+                                       count_iterations, empty_stack, stacked_bytes)
 from onnxkit.ops.registry import op
 
 
@@ -41,16 +42,22 @@ def scan(*args, body, num_scan_inputs, scan_input_axes=None, scan_input_directio
     check_trips(ctx.node, steps, ctx.limits.max_loop_iterations)
     count_iterations(ctx, steps)
     collected: list[list] = [[] for _ in range(n_scan_out)]
+    kept, own_states = Kept(ctx), []
     for t in range(steps):
         slices = [np.take(x, steps - 1 - t if d else t, axis=a)
                   for x, a, d in zip(scan_inputs, in_axes, in_dirs)]
-        outs = ctx.run(body, states + slices)
-        states = list(outs[:n_state])
+        outs = kept.run(ctx, body, states + slices, f"step {t}")
         for k, value in enumerate(outs[n_state:]):
             check_tensor_scan_output(ctx.node, value, k)
+        kept.release(own_states)
+        kept.charge(outs, f"states and scan outputs of step {t}")
+        states = own_states = list(outs[:n_state])
+        for k, value in enumerate(outs[n_state:]):
             collected[k].append(value)
     out_axes = _per_item(scan_output_axes, n_scan_out)
     out_dirs = _per_item(scan_output_directions, n_scan_out)
+    kept.check(sum(map(stacked_bytes, collected)), f"stacking {steps} steps' scan outputs")
+    kept.release_all()
     stacked = []
     for k, values in enumerate(collected):
         if not values:
@@ -78,20 +85,29 @@ def scan_8(sequence_lens, *args, body, num_scan_inputs, directions=None, ctx):
     count_iterations(ctx, sum(lens))
     final_states: list[list] = [[] for _ in range(n_state)]
     batched_scans: list[list] = [[] for _ in range(n_scan_out)]
+    kept = Kept(ctx)
     for b in range(batch):
-        states = [s[b] for s in inits]
+        states, own_states = [s[b] for s in inits], []
         collected: list[list] = [[] for _ in range(n_scan_out)]
         for t in range(lens[b]):
             slices = [x[b, lens[b] - 1 - t if d else t] for x, d in zip(scan_inputs, dirs)]
-            outs = ctx.run(body, states + slices)
-            states = list(outs[:n_state])
+            outs = kept.run(ctx, body, states + slices, f"batch {b}, step {t}")
             for k, value in enumerate(outs[n_state:]):
                 check_tensor_scan_output(ctx.node, value, k)
+            kept.release(own_states)
+            kept.charge(outs, f"states and scan outputs of batch {b}, step {t}")
+            states = own_states = list(outs[:n_state])
+            for k, value in enumerate(outs[n_state:]):
                 collected[k].append(value)
         for i, s in enumerate(states):
             final_states[i].append(s)
         for k, values in enumerate(collected):
-            batched_scans[k].append(_padded(values, max_len, ctx.node, n_state + k))
+            padded = _padded(values, max_len, ctx.node, n_state + k)
+            kept.release(values)
+            kept.charge(padded, f"batch {b}'s padded scan output {k}")
+            batched_scans[k].append(padded)
+    kept.check(sum(map(stacked_bytes, batched_scans + final_states)), "stacking the batches")
+    kept.release_all()
     outputs = [np.stack(s) if batch else np.asarray(init) for s, init in zip(final_states, inits)]
     for k, values in enumerate(batched_scans):
         if batch:

@@ -4,12 +4,13 @@
         args = [input_sequence[i]] + [a[i] if a is a sequence else a for a in additional_inputs]
         append each output of body(*args) to its output sequence
 
-Sequences among the additional inputs must be as long as ``input_sequence``.
+Sequences among the additional inputs must be as long as ``input_sequence``; the
+outputs gathered so far count towards the run's memory budget (``ctx.budget``).
 https://onnx.ai/onnx/operators/onnx__SequenceMap.html
 """
 
 from onnxkit.errors import InputError, describe_node
-from onnxkit.ops.control._body import check_trips, count_iterations
+from onnxkit.ops.control._body import Kept, check_trips, count_iterations
 from onnxkit.ops.registry import op
 
 
@@ -25,8 +26,12 @@ def sequence_map(input_sequence, *additional_inputs, body, ctx):
     check_trips(ctx.node, n, ctx.limits.max_loop_iterations)
     count_iterations(ctx, n)
     results: list[list] = [[] for _ in body.output_names]
+    kept = Kept(ctx)
     for i in range(n):
         args = [input_sequence[i]] + [a[i] if isinstance(a, list) else a for a in additional_inputs]
-        for k, value in enumerate(ctx.run(body, args)):
+        outs = kept.run(ctx, body, args, f"position {i}")
+        kept.charge(outs, f"the outputs of position {i}")
+        for k, value in enumerate(outs):
             results[k].append(value)
+    kept.release_all()
     return tuple(results)

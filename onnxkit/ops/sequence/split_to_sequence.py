@@ -11,12 +11,14 @@ import numpy as np
 
 from onnxkit.errors import InputError, describe_node
 from onnxkit.ops.registry import op
+from onnxkit.runtime.limits import check_allocation
 
 
 @op("SplitToSequence", 11, 24, context=True)
 def split_to_sequence(data, split=None, *, axis=0, keepdims=1, ctx):
     axis = axis + data.ndim if axis < 0 else axis
     length = data.shape[axis]
+    check_allocation(data.shape, data.dtype, "SplitToSequence pieces")
     if split is None:
         pieces = [np.take(data, [i], axis=axis) for i in range(length)]
         return pieces if keepdims else [np.squeeze(p, axis=axis) for p in pieces]

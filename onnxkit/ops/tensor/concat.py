@@ -8,6 +8,7 @@ import numpy as np
 
 from onnxkit.ops.registry import op
 from onnxkit.ops.tensor._util import normalize_axis
+from onnxkit.runtime.limits import check_allocation
 
 
 def _concat(inputs, axis: int) -> np.ndarray:
@@ -19,6 +20,9 @@ def _concat(inputs, axis: int) -> np.ndarray:
         if t.ndim != rank:
             raise ValueError(f"Concat inputs have different ranks: "
                              f"{[list(x.shape) for x in inputs]}")
+    shape = list(inputs[0].shape)
+    shape[axis] = sum(t.shape[axis] for t in inputs)
+    check_allocation(shape, inputs[0].dtype, "Concat output")
     return np.concatenate(inputs, axis=axis).astype(inputs[0].dtype, copy=False)
 
 
