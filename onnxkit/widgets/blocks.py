@@ -49,9 +49,9 @@ def node_scopes(box: Box) -> list[str]:
     node = box.node
     for prop in node.metadata_props:
         if prop.key == SCOPE_KEY:
-            try:
-                parts = [p for p in ast.literal_eval(prop.value) if p]
-            except (ValueError, SyntaxError):
+            try:  # ['', 'layers', 'layers.3', 'layers.3.attn', 'matmul_7']: the last is the node
+                parts = [p for p in ast.literal_eval(prop.value)[:-1] if p]
+            except (ValueError, SyntaxError, TypeError):
                 parts = []
             return ["/".join(parts[: k + 1]) for k in range(len(parts))]
     name = node.name

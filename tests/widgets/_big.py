@@ -15,6 +15,23 @@ from onnx import TensorProto, helper, numpy_helper
 UNIT_NODES = 5
 
 
+def dynamo_style(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model as PyTorch's dynamo exporter names it: nodes ``node_<Op>_<k>``, the module
+    path in ``pkg.torch.onnx.name_scopes`` (``['', 'layers', 'layers.3', ..., leaf]``)."""
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    for k, node in enumerate(out.graph.node):
+        parts = node.name.strip("/").split("/")  # layers, layers.3, mlp.2, MatMul
+        scopes, path = ["", parts[0]], ""
+        for part in parts[1:-1]:
+            path = f"{path}.{part}" if path else part
+            scopes.append(path)
+        node.metadata_props.add(key="pkg.torch.onnx.name_scopes",
+                                value=repr(scopes + [f"{node.op_type.lower()}_{k}"]))
+        node.name = f"node_{node.op_type}_{k}"
+    return out
+
+
 def layered_model(layers: int = 12, units: int = 66, width: int = 8) -> onnx.ModelProto:
     nodes = []
     x = "x"

@@ -6,7 +6,7 @@ import onnx
 from onnx import TensorProto, helper
 
 from onnxkit.widgets import GraphWidget
-from tests.widgets._big import UNIT_NODES, layered_model
+from tests.widgets._big import UNIT_NODES, dynamo_style, layered_model
 from tests.widgets._models import CHAIN, find_class, hostile_model, parse_svg
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -95,6 +95,18 @@ def test_small_graphs_start_unfolded_and_nameless_graphs_have_no_blocks():
     assert len(find_class(parse_svg(w.svg), "g", "onnxkit-block")) == 1
     plain = GraphWidget(CHAIN, fold=True)
     assert plain.blocks == [] and not find_class(parse_svg(plain.svg), "g", "onnxkit-block")
+
+
+def test_scopes_from_the_dynamo_exporters_metadata():
+    m = dynamo_style(layered_model(3, 2))
+    assert m.graph.node[1].name == "node_Constant_1"
+    w = GraphWidget(m, fold=True)
+    root = parse_svg(w.svg)
+    assert [b.get("data-id") for b in find_class(root, "g", "onnxkit-block")] == [
+        f"block:layers/layers.{i}" for i in range(3)]
+    w.unfold("layers.1")
+    ids = [b.get("data-id") for b in find_class(parse_svg(w.svg), "g", "onnxkit-block")]
+    assert ids[1:3] == ["block:layers/layers.1/layers.1.mlp.0", "block:layers/layers.1/layers.1.mlp.1"]
 
 
 def test_a_first_layer_exported_differently_is_still_a_block():
