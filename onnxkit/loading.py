@@ -15,7 +15,7 @@ import onnx
 from google.protobuf.message import DecodeError
 from onnx import GraphProto, ModelProto, TensorProto
 
-from onnxkit.errors import ModelLoadError, UnsafeModelError
+from onnxkit.errors import ModelLoadError, UnsafeModelError, clipped, quoted
 
 ModelLike = Union[str, os.PathLike, bytes, bytearray, ModelProto]
 
@@ -78,7 +78,7 @@ def parse_text(text: str) -> ModelProto:
         detail = exc.args[0] if exc.args else exc
         if isinstance(detail, bytes):
             detail = detail.decode("utf-8", errors="replace")
-        raise ModelLoadError(f"invalid ONNX text syntax: {detail}") from exc
+        raise ModelLoadError(f"invalid ONNX text syntax: {clipped(detail)}") from exc
 
 
 def parse_bytes(data: bytes, what: str) -> ModelProto:
@@ -129,7 +129,7 @@ def _refuse_unresolved_external(model: ModelProto) -> None:
     for tensor in model_tensors(model):
         if tensor.data_location == TensorProto.EXTERNAL:
             raise ModelLoadError(
-                f"tensor {tensor.name!r} keeps its data in an external file, but the model was "
+                f"tensor {quoted(tensor.name)} keeps its data in an external file, but the model was "
                 f"given without a folder; load it from its path or pass base_dir="
             )
 
@@ -150,15 +150,15 @@ def load_external_data(model: ModelProto, base_dir: Path) -> None:
                       else size - offset)
             if offset > size or offset + length > size:
                 raise ModelLoadError(
-                    f"tensor {tensor.name!r}: external data range offset={offset} length={length} "
-                    f"runs past the end of {location!r} ({size} bytes)"
+                    f"tensor {quoted(tensor.name)}: external data range offset={offset} length={length} "
+                    f"runs past the end of {quoted(location)} ({size} bytes)"
                 )
             _check_external_length(tensor, length)
             with open(target, "rb") as f:
                 f.seek(offset)
                 tensor.raw_data = f.read(length)
         except OSError as exc:  # a file that vanished or cannot be read: still a load error
-            raise ModelLoadError(f"tensor {tensor.name!r}: cannot read external data {location!r}: "
+            raise ModelLoadError(f"tensor {quoted(tensor.name)}: cannot read external data {quoted(location)}: "
                                  f"{exc}") from exc
         del tensor.external_data[:]
         tensor.data_location = TensorProto.DEFAULT
@@ -172,7 +172,7 @@ def _check_external_length(tensor: TensorProto, length: int) -> None:
     (a big file must not be read into memory for a tensor that cannot hold it)."""
     from onnxkit.runtime.limits import check_allocation
 
-    check_allocation([length], "uint8", f"tensor {tensor.name!r} external data")
+    check_allocation([length], "uint8", f"tensor {quoted(tensor.name)} external data")
     if tensor.data_type in _PACKED or tensor.data_type == TensorProto.STRING:
         return
     try:
@@ -184,7 +184,7 @@ def _check_external_length(tensor: TensorProto, length: int) -> None:
         count *= int(d)
     if length != count * itemsize:
         raise ModelLoadError(
-            f"tensor {tensor.name!r}: external data holds {length} bytes, but dims "
+            f"tensor {quoted(tensor.name)}: external data holds {length} bytes, but dims "
             f"{list(tensor.dims)} of {TensorProto.DataType.Name(tensor.data_type)} need "
             f"{count * itemsize}"
         )
@@ -193,30 +193,31 @@ def _check_external_length(tensor: TensorProto, length: int) -> None:
 def safe_external_path(root: Path, location: str, tensor_name: str) -> Path:
     """The file ``location`` names, provided it lies inside ``root``."""
     if not location:
-        raise UnsafeModelError(f"tensor {tensor_name!r} is external but names no location")
+        raise UnsafeModelError(f"tensor {quoted(tensor_name)} is external but names no location")
     if "\x00" in location:
-        raise UnsafeModelError(f"tensor {tensor_name!r}: external data path {location!r} holds a NUL byte")
+        raise UnsafeModelError(f"tensor {quoted(tensor_name)}: external data path {quoted(location)} "
+                               "holds a NUL byte")
     if os.path.isabs(location) or location.startswith(("/", "\\")) or ":" in location[:3]:
         raise UnsafeModelError(
-            f"tensor {tensor_name!r}: external data path {location!r} is absolute; only files "
+            f"tensor {quoted(tensor_name)}: external data path {quoted(location)} is absolute; only files "
             f"inside the model's folder are read"
         )
     parts = Path(location.replace("\\", "/")).parts
     if ".." in parts:
         raise UnsafeModelError(
-            f"tensor {tensor_name!r}: external data path {location!r} climbs out with '..'"
+            f"tensor {quoted(tensor_name)}: external data path {quoted(location)} climbs out with '..'"
         )
     try:
         target = (root / location).resolve()
         if root != target and root not in target.parents:
             raise UnsafeModelError(
-                f"tensor {tensor_name!r}: external data {location!r} resolves to {str(target)!r}, "
+                f"tensor {quoted(tensor_name)}: external data {quoted(location)} resolves to {quoted(target, 400)}, "
                 f"outside the model's folder (a symlink?)"
             )
         if not target.is_file():
-            raise ModelLoadError(f"tensor {tensor_name!r}: external data file {location!r} not found")
+            raise ModelLoadError(f"tensor {quoted(tensor_name)}: external data file {quoted(location)} not found")
     except (OSError, RuntimeError) as exc:  # a name too long, a symlink loop (RuntimeError < 3.13)
-        raise ModelLoadError(f"tensor {tensor_name!r}: external data path {location!r} cannot be "
+        raise ModelLoadError(f"tensor {quoted(tensor_name)}: external data path {quoted(location)} cannot be "
                              f"resolved: {exc}") from exc
     return target
 
@@ -225,7 +226,8 @@ def _nonnegative_int(text: str, what: str, tensor_name: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise ModelLoadError(f"tensor {tensor_name!r}: external data {what} {text!r} is not an integer") from None
+        raise ModelLoadError(f"tensor {quoted(tensor_name)}: external data {what} {quoted(text)} "
+                             "is not an integer") from None
     if value < 0:
-        raise ModelLoadError(f"tensor {tensor_name!r}: external data {what} {value} is negative")
+        raise ModelLoadError(f"tensor {quoted(tensor_name)}: external data {what} {value} is negative")
     return value

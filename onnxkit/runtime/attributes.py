@@ -12,7 +12,7 @@ from typing import Callable
 
 from onnx import AttributeProto, NodeProto
 
-from onnxkit.errors import AttributeMismatchError, describe_node
+from onnxkit.errors import AttributeMismatchError, describe_node, quoted
 from onnxkit.ops.registry import Kernel
 from onnxkit.runtime.values import sparse_to_dense, tensor_to_array
 
@@ -54,7 +54,7 @@ def attribute_value(attr: AttributeProto, compile_graph: Callable, base_dir: str
         return [sparse_to_dense(v) for v in attr.sparse_tensors]
     if t == A.TYPE_PROTOS:
         return list(attr.type_protos)
-    raise AttributeMismatchError(f"attribute {attr.name!r} has no usable type (type={t})")
+    raise AttributeMismatchError(f"attribute {quoted(attr.name)} has no usable type (type={t})")
 
 
 def resolve_references(node: NodeProto, caller_attrs: dict[str, AttributeProto] | None):
@@ -70,8 +70,8 @@ def resolve_references(node: NodeProto, caller_attrs: dict[str, AttributeProto] 
             continue
         if caller_attrs is None:
             raise AttributeMismatchError(
-                f"{describe_node(node)}: attribute {attr.name!r} refers to "
-                f"{attr.ref_attr_name!r}, but the node is not inside a function"
+                f"{describe_node(node)}: attribute {quoted(attr.name)} refers to "
+                f"{quoted(attr.ref_attr_name)}, but the node is not inside a function"
             )
         given = caller_attrs.get(attr.ref_attr_name)
         if given is not None:
@@ -91,18 +91,18 @@ def kernel_attributes(node: NodeProto, attrs: list[AttributeProto], kernel: Kern
             expected = schema.attributes[attr.name].type
             if int(expected) != int(attr.type):
                 raise AttributeMismatchError(
-                    f"{describe_node(node)}: attribute {attr.name!r} must be "
+                    f"{describe_node(node)}: attribute {quoted(attr.name)} must be "
                     f"{A.AttributeType.Name(int(expected))}, got {A.AttributeType.Name(attr.type)}"
                 )
         elif schema is not None and not kernel.accepts_any_attribute:
             known = ", ".join(sorted(schema.attributes)) or "none"
             raise AttributeMismatchError(
-                f"{describe_node(node)}: unknown attribute {attr.name!r} "
+                f"{describe_node(node)}: unknown attribute {quoted(attr.name)} "
                 f"(the operator accepts: {known})"
             )
         if attr.name not in kernel.attributes and not kernel.accepts_any_attribute:
             raise AttributeMismatchError(
-                f"{describe_node(node)}: attribute {attr.name!r} is not supported by "
+                f"{describe_node(node)}: attribute {quoted(attr.name)} is not supported by "
                 f"kernel {kernel.qualified_name} (it takes: "
                 f"{', '.join(sorted(kernel.attributes)) or 'no attributes'})"
             )

@@ -19,7 +19,8 @@ import numpy as np
 import onnx
 from onnx import FunctionProto, GraphProto, ModelProto, NodeProto
 
-from onnxkit.errors import GraphError, LimitExceededError, NotImplementedOpError, describe_node
+from onnxkit.errors import (GraphError, LimitExceededError, NotImplementedOpError, describe_node, listed,
+                            quoted, shown)
 from onnxkit.ops.registry import Kernel, normalize_domain, schema_of, schema_since_version
 from onnxkit.runtime.attributes import kernel_attributes, resolve_references
 from onnxkit.runtime.functions import function_kernel
@@ -62,7 +63,7 @@ class GraphPlan:
         """Positional values -> feeds for this graph's inputs (control-flow bodies)."""
         if len(values) > len(self.input_names):
             raise GraphError(
-                f"graph {self.path or self.name!r} takes {len(self.input_names)} inputs, "
+                f"graph {quoted(self.path or self.name)} takes {len(self.input_names)} inputs, "
                 f"got {len(values)}"
             )
         return dict(zip(self.input_names, values))
@@ -99,7 +100,7 @@ def compile_graph(graph: GraphProto, opsets: dict[str, int], ctx: PlanContext,
     ``given``: its initializers already as arrays."""
     if depth > ctx.limits.max_graph_depth:
         raise LimitExceededError(
-            f"graph {path!r} is nested {depth} levels deep (limit max_graph_depth="
+            f"graph {quoted(path)} is nested {depth} levels deep (limit max_graph_depth="
             f"{ctx.limits.max_graph_depth})"
         )
     given = given or {}
@@ -152,8 +153,8 @@ def compile_node(node: NodeProto, opsets, ctx: PlanContext, visible: frozenset, 
                     tuple(node.output), {}), set()
     if domain not in opsets:
         raise NotImplementedOpError(
-            f"{describe_node(node)}: the model does not import domain {node.domain!r} "
-            f"(it imports: {', '.join(repr(d or 'ai.onnx') for d in sorted(opsets))})"
+            f"{describe_node(node)}: the model does not import domain {quoted(node.domain)} "
+            f"(it imports: {listed(d or 'ai.onnx' for d in sorted(opsets))})"
         )
     opset = opsets[domain]
     kernel = resolve_kernel(node, domain, opset, ctx.executor)
@@ -181,13 +182,13 @@ def resolve_kernel(node: NodeProto, domain: str, opset: int, executor) -> Kernel
     available = sorted({v for r in executor.registries for v in r.versions(domain, node.op_type)})
     if since is None and not available and schema_of(domain, node.op_type, 10**6) is None:
         raise NotImplementedOpError(
-            f"{describe_node(node)}: unknown operator {node.op_type!r} in domain "
-            f"{node.domain or 'ai.onnx'!r} (no onnx schema and no onnxkit kernel)"
+            f"{describe_node(node)}: unknown operator {quoted(node.op_type)} in domain "
+            f"{quoted(node.domain or 'ai.onnx')} (no onnx schema and no onnxkit kernel)"
         )
     wanted = f"version {since}" if since is not None else f"opset {opset}"
     have = ", ".join(map(str, available)) if available else "none"
     raise NotImplementedOpError(
-        f"{describe_node(node)}: no {executor.name!r} kernel for {node.op_type} {wanted} "
+        f"{describe_node(node)}: no {executor.name!r} kernel for {shown(node.op_type)} {wanted} "
         f"(model opset {opset}); versions implemented: {have}"
     )
 
@@ -206,9 +207,9 @@ def topological_order(graph: GraphProto, local: set[str], outer: set[str],
                 continue
             if out in producer or out in local:
                 raise GraphError(
-                    f"{describe_node(node)}: output {out!r} is already defined "
+                    f"{describe_node(node)}: output {quoted(out)} is already defined "
                     f"{'by another node' if out in producer else 'as a graph input or initializer'}"
-                    f"{' in ' + repr(path) if path else ''}; ONNX values are assigned once"
+                    f"{' in ' + quoted(path) if path else ''}; ONNX values are assigned once"
                 )
             producer[out] = idx
     deps: list[set[int]] = []
@@ -219,7 +220,7 @@ def topological_order(graph: GraphProto, local: set[str], outer: set[str],
                 continue
             if name not in producer:
                 raise GraphError(
-                    f"{describe_node(node)}: input {name!r} is produced by no node and is "
+                    f"{describe_node(node)}: input {quoted(name)} is produced by no node and is "
                     f"not a graph input, initializer or outer-scope value"
                 )
             need.add(producer[name])
@@ -242,7 +243,7 @@ def topological_order(graph: GraphProto, local: set[str], outer: set[str],
         raise GraphError(f"the graph has a cycle through: {', '.join(stuck[:5])}")
     for out in graph.output:
         if out.name not in producer and out.name not in known:
-            raise GraphError(f"graph output {out.name!r} is produced by no node")
+            raise GraphError(f"graph output {quoted(out.name)} is produced by no node")
     return order
 
 
@@ -298,6 +299,6 @@ def check_declared_sizes(graph: GraphProto, limits: Limits) -> None:
         size = int(np.prod(dims, dtype=object)) * itemsize if dims else itemsize
         if size > limits.max_tensor_bytes:
             raise LimitExceededError(
-                f"value {vi.name!r} is declared with shape {dims} ({size:,} bytes), over the "
+                f"value {quoted(vi.name)} is declared with shape {dims} ({size:,} bytes), over the "
                 f"limit max_tensor_bytes={limits.max_tensor_bytes:,}"
             )
