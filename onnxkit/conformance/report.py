@@ -59,6 +59,9 @@ class Report:
                 lines.append(f"| {markdown_cell(r.name)} | {r.status} | {markdown_cell(reason)} |")
         return "\n".join(lines) + "\n"
 
+    def _repr_markdown_(self) -> str:  # shown in a notebook
+        return self.to_markdown()
+
     def plot(self, path: str, top: int = 40) -> None:
         """A stacked bar chart of the operators with the most non-passing cases."""
         import matplotlib
