@@ -37,6 +37,8 @@ def _exclusions() -> dict[str, str]:
 
 
 def _check_out(folder: str) -> None:
+    if os.path.lexists(folder) and not os.path.isdir(folder):
+        raise ArgumentError(f"--out {folder!r} is not a folder")
     try:
         os.makedirs(folder, exist_ok=True)
     except (OSError, ValueError) as exc:
@@ -54,6 +56,9 @@ def main(args) -> int:
             raise ArgumentError(f"-k {args.filter!r} is not a valid regular expression "
                                 f"({exc})") from None
     _check_out(args.out)
+    from onnxkit.conformance.backends import resolve_backend
+
+    resolve_backend(args.backend)  # an unknown backend fails before the cases are read
     cases = select_cases(args.filter, tuple(args.kind) if args.kind else None)
     if not cases:
         raise ArgumentError(f"no case matches -k {args.filter!r}"

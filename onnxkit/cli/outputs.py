@@ -3,7 +3,7 @@ manifest, ``outputs.json``, that maps each output name to its file.
 
     {"model": "demo.onnx",
      "outputs": [{"name": "y",   "file": "y.npy",            "kind": "tensor", "dtype": "float32", "shape": [1, 3]},
-                 {"name": "a/b", "file": "a_b-5d1b5bb0.npy", "kind": "tensor", ...}]}
+                 {"name": "a/b", "file": "a_b-3ec69c85.npy", "kind": "tensor", ...}]}
 
 A file name keeps only ``A-Z a-z 0-9 . _ -`` of the output name (no path separator, NUL or
 leading dot, so no ``..``) and at most 100 of them; a name that had to change, or that
@@ -91,7 +91,8 @@ def save_outputs(folder: str, names: list[str], values: list, model: str,
             _write(os.path.join(folder, stem + ext), data, overwrite)
         entries.append({"name": name, **entry})
     manifest = os.path.join(folder, MANIFEST)
-    text = json.dumps({"model": model, "outputs": entries}, indent=1)
+    rows = ",\n  ".join(json.dumps(entry) for entry in entries)  # one output per line
+    text = f'{{"model": {json.dumps(model)},\n "outputs": [\n  {rows}]}}\n'
     _write(manifest, text.encode("ascii"), overwrite)
     return manifest
 
