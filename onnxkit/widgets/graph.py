@@ -17,11 +17,12 @@ Layout and drawing happen in Python (``layout.py``, ``svg.py``); the browser sid
 (``graph_front.py``, ``anywidget``) only shows the SVG with zoom, fit, search and a minimap,
 reports clicks and toggles subgraphs and blocks, which Python then redraws. Outside a live
 kernel (a saved notebook, nbviewer, GitHub, the docs site) the display's static
-``image/svg+xml`` is shown instead.
+``image/svg+xml`` is shown instead (``png=True`` adds an ``image/png``, with resvg-py).
 """
 
 from __future__ import annotations
 
+import base64
 from typing import Any, Iterable, Mapping
 
 import anywidget
@@ -37,6 +38,7 @@ from onnxkit.widgets.blocks import search as search_nodes
 from onnxkit.widgets.details import node_details, value_details
 from onnxkit.widgets.graph_front import CSS, ESM
 from onnxkit.widgets.graphdata import Box, GraphData, infer_types, graph_data
+from onnxkit.widgets.raster import png_of
 from onnxkit.widgets.recorder import TraceRecorder
 from onnxkit.widgets.svg import DrawOptions, render_svg
 
@@ -61,7 +63,7 @@ class GraphWidget(anywidget.AnyWidget):
     def __init__(self, model: Any, *, trace: TraceRecorder | Iterable[TraceEvent] | None = None,
                  expand: bool | Iterable[str] = False, inline_initializers: bool = True,
                  highlight: Mapping[str, str] | None = None, infer: bool = True,
-                 fold: bool | None = None):
+                 fold: bool | None = None, png: bool = False):
         self.model = as_model(model)
         self.trace = as_recorder(trace)
         typed = infer_types(self.model) if infer else self.model
@@ -76,6 +78,7 @@ class GraphWidget(anywidget.AnyWidget):
             opened = []
         else:
             opened = [self.node_id(n) for n in expand]
+        self.png = png  # the display also carries a PNG (resvg-py), for viewers without SVG
         self.blocks: list[Block] = [] if fold is False else find_blocks(self.graph)
         folded = fold is True or (fold is None and len(self.graph.nodes) > FOLD_ABOVE)
         self._hidden: dict[str, Block] = {}
@@ -238,7 +241,10 @@ class GraphWidget(anywidget.AnyWidget):
         """The live widget, with the drawing as a static SVG for where no kernel runs."""
         bundle = super()._repr_mimebundle_(**kwargs)
         data, meta = bundle if isinstance(bundle, tuple) else (bundle, {})
-        return {**data, "image/svg+xml": self.svg}, meta
+        data = {**data, "image/svg+xml": self.svg}
+        if self.png:
+            data["image/png"] = base64.b64encode(png_of(self.svg)).decode("ascii")
+        return data, meta
 
     def __repr__(self) -> str:
         n_all = sum(1 for _ in self.graph.walk())

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import base64
+import struct
+import sys
+
+import pytest
 import onnx
 from onnx import TensorProto, helper
 
 from onnxkit.widgets import GraphWidget
+from onnxkit.widgets.raster import RasterError
 from tests.widgets._big import UNIT_NODES, dynamo_style, layered_model
 from tests.widgets._models import CHAIN, find_class, hostile_model, parse_svg
 
@@ -25,6 +31,24 @@ def test_display_carries_the_drawing_as_static_svg():
     assert len(find_class(root, "g", "onnxkit-node")) == 4  # Relu, Add, Mul, Identity
     # the same model gives the same bytes (saved notebooks compare equal under nbval)
     assert bundle(GraphWidget(CHAIN))["image/svg+xml"] == data["image/svg+xml"]
+
+
+def test_png_beside_the_svg_when_asked():
+    pytest.importorskip("resvg_py", reason="resvg-py is not installed (the 'test' extra)")
+    w = GraphWidget(CHAIN, png=True)
+    data = bundle(w)
+    png = base64.b64decode(data["image/png"])
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and png[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", png[16:24])
+    root = parse_svg(data["image/svg+xml"])  # the PNG has the drawing's own size
+    assert (width, height) == (round(float(root.get("width"))), round(float(root.get("height"))))
+    assert "image/png" not in bundle(GraphWidget(CHAIN))
+
+
+def test_png_without_resvg_is_a_clear_error(monkeypatch):
+    monkeypatch.setitem(sys.modules, "resvg_py", None)  # as if not installed
+    with pytest.raises(RasterError, match="resvg-py"):
+        bundle(GraphWidget(CHAIN, png=True))
 
 
 def test_static_svg_escapes_model_strings():
