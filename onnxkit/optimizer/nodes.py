@@ -6,6 +6,9 @@ import numpy as np
 import onnx
 from onnx import GraphProto, NodeProto, TensorProto, helper, numpy_helper
 
+from onnxkit.errors import quoted
+
+
 def copy_node(node: NodeProto) -> NodeProto:
     out = NodeProto()
     out.CopyFrom(node)
@@ -84,7 +87,7 @@ def constant_node_value(node: NodeProto) -> np.ndarray:
         return np.array(a.s.decode(), dtype=object)
     if a.name == "value_strings":
         return np.array([s.decode() for s in a.strings], dtype=object)
-    raise ValueError(f"Constant node {node.name!r} has no value attribute")
+    raise ValueError(f"Constant node {quoted(node.name)} has no value attribute")
 
 
 def attr(node: NodeProto, name: str, default=None):

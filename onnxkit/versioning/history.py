@@ -21,6 +21,7 @@ from functools import lru_cache
 import onnx
 from onnx import helper
 
+from onnxkit.errors import quoted, shown
 from onnxkit.ops.registry import normalize_domain
 
 REQUIRED = "required"
@@ -71,8 +72,8 @@ def versions(op_type: str, domain: str = "") -> list[OperatorVersion]:
     """The operator's versions, oldest first, each with what changed since the one before."""
     schemas = operator_schemas().get((normalize_domain(domain), op_type))
     if not schemas:
-        raise KeyError(f"onnx defines no operator {op_type!r} in domain "
-                       f"{normalize_domain(domain) or 'ai.onnx'!r}")
+        raise KeyError(f"onnx defines no operator {quoted(op_type)} in domain "
+                       f"{quoted(normalize_domain(domain) or 'ai.onnx')}")
     out: list[OperatorVersion] = []
     for schema in schemas:
         current = _describe(schema)
@@ -86,7 +87,7 @@ def version_at(op_type: str, opset: int, domain: str = "") -> OperatorVersion:
     fitting = [v for v in versions(op_type, domain) if v.since_version <= opset]
     if not fitting:
         first = since_versions(op_type, domain)[0]
-        raise KeyError(f"{op_type} does not exist at opset {opset}: it appears in opset {first}")
+        raise KeyError(f"{shown(op_type)} does not exist at opset {opset}: it appears in opset {first}")
     return fitting[-1]
 
 

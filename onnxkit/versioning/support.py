@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from onnxkit.html import terminal_text
 from onnxkit.loading import ModelLike, load
 from onnxkit.ops.registry import normalize_domain, schema_since_version
 from onnxkit.runtime.executors import get_executor
@@ -74,7 +75,7 @@ def support_table(model: ModelLike, executor: str = "reference") -> list[Support
 
 
 def format_support(rows: list[Support]) -> str:
-    names = [f"{r.domain}::{r.op_type}" if r.domain else r.op_type for r in rows]
+    names = [terminal_text(f"{r.domain}::{r.op_type}" if r.domain else r.op_type) for r in rows]  # model strings
     haves = [", ".join(map(str, r.implemented)) or "-" for r in rows]
     w_name = max([len("operator")] + [len(n) for n in names])
     w_have = max([len("implemented")] + [len(h) for h in haves])

@@ -205,3 +205,11 @@ def test_error_messages_shown_in_a_page_are_inert():
     assert_inert_markdown(markdown_text(message), "markdown_text(message)")
     assert_inert_text(terminal_text(message), "terminal_text(message)")
     assert np.isfinite(len(message))
+
+
+def test_versioning_support_table_text(model):
+    from onnxkit.versioning import format_support, support_table
+
+    text = format_support(support_table(model))
+    assert_inert_text(text, "format_support")
+    assert "onerror" in text  # the op type is listed, its controls and bidi as escapes
