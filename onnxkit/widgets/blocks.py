@@ -162,17 +162,19 @@ def owners(blocks: list[Block], opened: set[str]) -> dict[str, Block]:
     return out
 
 
-def fold(gd: GraphData, blocks: list[Block], opened: set[str]) -> tuple[GraphData, dict[str, Block]]:
+def fold(gd: GraphData, blocks: list[Block], opened: set[str],
+         data: set[str] | None = None) -> tuple[GraphData, dict[str, Block]]:
     """``gd`` with every closed (outermost) block drawn as one box of kind ``block``, and
     which block hides each hidden node box.
 
     A node off the data path whose readers are all in one closed block (the Constants and
     shape arithmetic an exporter writes outside the layer that uses them) folds into it.
+    ``data``: ``data_nodes(gd)``, when the caller keeps it.
     """
     hidden = owners(blocks, opened)
     if not hidden:
         return gd, hidden
-    data = data_nodes(gd)
+    data = data_nodes(gd) if data is None else data
     readers: dict[str, set[str]] = {}
     for e in gd.edges:
         readers.setdefault(e.source, set()).add(e.target)

@@ -32,7 +32,7 @@ from onnx import ModelProto
 from onnxkit.loading import load
 from onnxkit.runtime.trace import TraceEvent
 from onnxkit.widgets import _escape as esc
-from onnxkit.widgets.blocks import Block, find_blocks
+from onnxkit.widgets.blocks import Block, data_nodes, find_blocks
 from onnxkit.widgets.blocks import fold as fold_blocks
 from onnxkit.widgets.blocks import search as search_nodes
 from onnxkit.widgets.details import node_details, value_details
@@ -80,6 +80,7 @@ class GraphWidget(anywidget.AnyWidget):
             opened = [self.node_id(n) for n in expand]
         self.png = png  # the display also carries a PNG (resvg-py), for viewers without SVG
         self.blocks: list[Block] = [] if fold is False else find_blocks(self.graph)
+        self._data = data_nodes(self.graph) if self.blocks else set()
         folded = fold is True or (fold is None and len(self.graph.nodes) > FOLD_ABOVE)
         self._hidden: dict[str, Block] = {}
         super().__init__(expanded=opened, traced=self.trace is not None,
@@ -176,7 +177,7 @@ class GraphWidget(anywidget.AnyWidget):
             ran = frozenset(self.trace_ids[k] for k in self.trace.keys() if k in self.trace_ids)
         options = DrawOptions(frozenset(self.expanded), self.highlight, ran)
         opened = {b.id for b in self.blocks} if "*" in self.opened else set(self.opened)
-        shown, self._hidden = fold_blocks(self.graph, self.blocks, opened)
+        shown, self._hidden = fold_blocks(self.graph, self.blocks, opened, self._data)
         return render_svg(shown, options, title=self.graph.name)
 
     def save_svg(self, path: str) -> None:

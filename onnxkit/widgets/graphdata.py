@@ -283,6 +283,8 @@ def graph_data(graph: GraphProto, *, inline_initializers: bool = True, id_prefix
     for box in node_boxes:
         for name in box.node.input:
             connect(name, box.id)
+        if not box.subgraphs:  # the same test as subgraphs_of, already made
+            continue
         explicit = set(box.node.input)
         for _, g in subgraphs_of(box.node):
             for name in graph_reads(g):
