@@ -7,8 +7,9 @@ A node's scope is the path its name (or the exporter's metadata) gives it:
 ``/layers/layers.3/attn/MatMul`` is in ``layers``, ``layers/layers.3``, ``layers/layers.3/attn``;
 PyTorch's dynamo exporter writes the same path into ``pkg.torch.onnx.name_scopes``. A scope
 is a *block* when it holds at least ``min_nodes`` nodes and its structure (op types and how
-its nodes feed each other, shapes and names left out) is also the structure of another scope.
-Blocks nest: opening one shows the blocks inside it folded. Ties are broken by graph order.
+its nodes feed each other, shapes and names left out) is also the structure of another scope,
+or when its data-path ops (``data_nodes``) are those of such a block. Blocks nest: opening
+one shows the blocks inside it folded. Ties are broken by graph order.
 """
 
 from __future__ import annotations
