@@ -60,7 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "_unavailable", False):
         return _error(prog, "not available in this build", 2)
     try:
-        return int(importlib.import_module(args._module).main(args) or 0)
+        status = int(importlib.import_module(args._module).main(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, where it is caught, not at exit
+        return status
     except ArgumentError as exc:
         return _error(prog, str(exc), 2)
     except OnnxkitError as exc:
