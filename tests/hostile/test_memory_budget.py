@@ -63,7 +63,8 @@ SEQUENCE_GROWTH = """
 <ir_version: 8, opset_import: ["" : 17]>
 g (int64 n) => (seq(float) out) {
   empty = SequenceEmpty<dtype = 1>()
-  out = Loop(n, , empty) <body = body (int64 i, bool c_in, seq(float) s) => (bool c_out, seq(float) s_out) {
+  out = Loop(n, , empty) <body = body (int64 i, bool c_in, seq(float) s)
+                              => (bool c_out, seq(float) s_out) {
      c_out = Identity(c_in)
      shape = Constant<value = int64[1] {16384}>()
      piece = ConstantOfShape<value = float[1] {1.0}>(shape)
@@ -105,7 +106,8 @@ def test_a_loop_that_doubles_its_state_stops_at_the_budget(executor):
 
 def test_a_loop_without_a_trip_count_stops_at_the_budget_not_the_machine():
     sess = onnxkit.Session(_doubling(DOUBLING_FOREVER), limits=MiB_LIMITS)
-    with pytest.raises(LimitExceededError, match=r"^node 'double' \(Concat.*max_run_bytes=1,048,576"):
+    with pytest.raises(LimitExceededError,
+                       match=r"^node 'double' \(Concat.*max_run_bytes=1,048,576"):
         sess.run(None, {"x": np.ones(4, np.float32)})
 
 
@@ -234,7 +236,8 @@ def test_a_long_loop_whose_temporaries_die_runs_under_a_tight_budget():
     text = """
     <ir_version: 8, opset_import: ["" : 17]>
     g (int64 n, float start) => (float total) {
-      total = Loop(n, , start) <body = body (int64 i, bool c_in, float acc) => (bool c_out, float acc_out) {
+      total = Loop(n, , start) <body = body (int64 i, bool c_in, float acc)
+                                   => (bool c_out, float acc_out) {
          c_out = Identity(c_in)
          shape = Constant<value = int64[1] {16384}>()
          piece = ConstantOfShape<value = float[1] {0.5}>(shape)
