@@ -29,6 +29,7 @@ import anywidget
 import traitlets
 from onnx import ModelProto
 
+from onnxkit.errors import quoted
 from onnxkit.loading import load
 from onnxkit.runtime.trace import TraceEvent
 from onnxkit.widgets import _escape as esc
@@ -118,7 +119,7 @@ class GraphWidget(anywidget.AnyWidget):
         for block in self.blocks:
             if block.id == name_or_id:
                 return block.id
-        raise KeyError(f"no node or value named {name_or_id!r} in graph {self.graph.name!r}")
+        raise KeyError(f"no node or value named {quoted(name_or_id)} in graph {quoted(self.graph.name)}")
 
     def select(self, name_or_id: str) -> "GraphWidget":
         """Select a node as a click would; ``details_html()`` then returns its panel."""

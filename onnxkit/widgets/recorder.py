@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from onnxkit.errors import listed, quoted
 from onnxkit.runtime.trace import TraceEvent
 
 
@@ -209,9 +210,8 @@ class TraceRecorder:
             return self.values[(path, name)]
         except KeyError:
             known = [n for p, n in self.values if p == path]
-            shown = ", ".join(map(repr, known[:8])) + (", ..." if len(known) > 8 else "")
-            raise KeyError(f"no value {name!r} in the trace (graph {path or 'main'!r}); "
-                           f"values seen: {shown or 'none'}") from None
+            raise KeyError(f"no value {quoted(name)} in the trace (graph {quoted(path or 'main')}); "
+                           f"values seen: {listed(known) or 'none'}") from None
 
     def __len__(self) -> int:
         return self.steps

@@ -89,3 +89,17 @@ def test_short_names_are_repeated_in_full():
         onnxkit.Session(_model([helper.make_node("NoSuchOp", ["x"], ["y"], name="conv_1")]))
     assert "node 'conv_1' (NoSuchOp, domain 'ai.onnx')" in str(info.value)
     assert "chars, #" not in str(info.value)
+
+
+def test_widget_lookups_name_huge_values_briefly():
+    from onnxkit.widgets import GraphWidget, TraceRecorder
+
+    model = _model([helper.make_node("Relu", ["x"], [HUGE], name="a"),
+                    helper.make_node("Abs", [HUGE], ["y"], name="b")])
+    model.graph.name = HUGE
+    rec = TraceRecorder(keep_values=True)
+    onnxkit.Session(model).run(None, {"x": np.ones(2, np.float32)}, trace=rec)
+    for lookup in (lambda: rec.value("nothing"), lambda: GraphWidget(model, infer=False).node_id("nothing")):
+        with pytest.raises(KeyError) as info:
+            lookup()
+        assert len(str(info.value)) < 1024 and TAG in str(info.value)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from onnxkit.html import terminal_text
+
 
 @dataclass(frozen=True)
 class ProfileRow:
@@ -75,7 +77,7 @@ class DeviceProfile:
         lines.append(f"{t['nodes']} nodes ({t['cuda_nodes']} on cuda, {t['host_nodes']} on host), "
                      f"{t['transfers']} copies: {t['h2d_bytes']:,} B to the device, "
                      f"{t['d2h_bytes']:,} B back, {t['ms']:.3f} ms")
-        return "\n".join(lines)
+        return "\n".join(map(terminal_text, lines))  # node names and op types come from the model
 
     def clear(self) -> None:
         self.rows.clear()
