@@ -8,7 +8,8 @@ A node's scope is the path its name (or the exporter's metadata) gives it:
 PyTorch's dynamo exporter writes the same path into ``pkg.torch.onnx.name_scopes``. A scope
 is a *block* when it holds at least ``min_nodes`` nodes and its structure (op types and how
 its nodes feed each other, shapes and names left out) is also the structure of another scope,
-or when its data-path ops (``data_nodes``) are those of such a block. Blocks nest: opening
+or when its data-path ops (``data_nodes``) are those of such a block. A graph whose names
+give no scopes gets them from repeated op sequences (``repeats.py``). Blocks nest: opening
 one shows the blocks inside it folded. Ties are broken by graph order.
 """
 
@@ -20,6 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from onnxkit.widgets.graphdata import Box, Edge, GraphData
+from onnxkit.widgets.repeats import structural_scopes
 
 SCOPE_KEY = "pkg.torch.onnx.name_scopes"
 PREFIX = "block:"
@@ -93,9 +95,12 @@ def signature(members: list[Box], producer: dict[str, tuple[str, int]],
 def find_blocks(gd: GraphData, min_nodes: int = 3) -> list[Block]:
     """The repeated blocks of the main graph, outer before inner, then in graph order."""
     nodes = gd.nodes
+    named = {box.id: node_scopes(box) for box in nodes}
+    if not any(named.values()):  # no names to go by: repeated op sequences instead
+        named = structural_scopes([b.label for b in nodes], [b.id for b in nodes])
     scopes: dict[str, list[Box]] = {}
     for box in nodes:
-        for scope in node_scopes(box):
+        for scope in named.get(box.id, ()):
             scopes.setdefault(scope, []).append(box)
     by_value: dict[str, tuple[str, int]] = {}
     shapes: dict[str, tuple] = {}

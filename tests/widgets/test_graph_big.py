@@ -12,6 +12,7 @@ from onnx import TensorProto, helper
 
 from onnxkit.widgets import GraphWidget
 from onnxkit.widgets.raster import RasterError
+from onnxkit.widgets.repeats import structural_scopes
 from tests.widgets._big import UNIT_NODES, dynamo_style, layered_model
 from tests.widgets._models import CHAIN, find_class, hostile_model, parse_svg
 
@@ -131,6 +132,32 @@ def test_scopes_from_the_dynamo_exporters_metadata():
     w.unfold("layers.1")
     ids = [b.get("data-id") for b in find_class(parse_svg(w.svg), "g", "onnxkit-block")]
     assert ids[1:3] == ["block:layers/layers.1/layers.1.mlp.0", "block:layers/layers.1/layers.1.mlp.1"]
+
+
+def test_repeated_op_sequences_give_scopes_to_nameless_graphs():
+    labels = list("LABCABCLABCABCX")  # two layers of two units, then a head
+    scopes = structural_scopes(labels, [f"n{i}" for i in range(len(labels))])
+    assert scopes["n0"] == ["run0.0"] and scopes["n7"] == ["run0.1"] and "n14" not in scopes
+    assert scopes["n1"] == scopes["n3"] == ["run0.0", "run0.0/run0.0"]
+    assert scopes["n4"] == scopes["n6"] == ["run0.0", "run0.0/run0.1"]
+    assert scopes["n13"] == ["run0.1", "run0.1/run0.1"]
+    assert structural_scopes(list("ABCDEFG"), list("abcdefg")) == {}
+
+
+def test_a_nameless_big_graph_folds_by_structure():
+    m = layered_model(12, 66)
+    for node in m.graph.node:
+        node.name = ""
+    w = GraphWidget(m)
+    root = parse_svg(w.svg)
+    blocks = find_class(root, "g", "onnxkit-block")
+    assert len(blocks) == 12 and {b.get("data-members") for b in blocks} == {str(1 + UNIT_NODES * 66)}
+    assert [g.get("data-op") for g in find_class(root, "g", "onnxkit-node")] == ["Softmax"]
+    w.unfold(blocks[3].get("data-id"))
+    root = parse_svg(w.svg)
+    assert len(find_class(root, "g", "onnxkit-block")) == 11 + 66
+    assert sorted(g.get("data-op") for g in find_class(root, "g", "onnxkit-node")) == [
+        "LayerNormalization", "Softmax"]
 
 
 def test_a_first_layer_exported_differently_is_still_a_block():
