@@ -19,8 +19,9 @@ def add_arguments(parser) -> None:
                              "those not installed are listed as such)")
     parser.add_argument("--out", default="scoreboard", help="folder for scoreboard.html/.json/.png")
     parser.add_argument("-k", "--filter", help="only cases whose name matches this regex")
-    parser.add_argument("--kind", action="append", choices=("node",) + MODEL_KINDS,
-                        help="only these kinds of case (repeatable)")
+    parser.add_argument("--kind", action="append", choices=("node", "version") + MODEL_KINDS,
+                        help="only these kinds of case (repeatable); 'version': the cases of "
+                             "older operator versions (onnxkit/conformance/versions.py)")
     parser.add_argument("--every", type=int, default=1, metavar="N",
                         help="a quick subset: every N-th case only")
     parser.add_argument("--jobs", "-j", type=int, default=2, help="runtimes run at once (default 2)")
@@ -30,10 +31,16 @@ def add_arguments(parser) -> None:
 
 
 def _cases(args):
+    import re
+
     from onnxkit.conformance.suite import select_cases
+    from onnxkit.conformance.versions import version_cases
 
     kinds = tuple(args.kind) if args.kind else None
-    cases = select_cases(args.filter, kinds)
+    cases = select_cases(args.filter, kinds) if kinds != ("version",) else []
+    if kinds is None or "version" in kinds:
+        rx = re.compile(args.filter) if args.filter else None
+        cases += [c for c in version_cases() if rx is None or rx.search(c.name)]
     if args.every < 1:
         raise OnnxkitError("--every must be at least 1")
     return cases[::args.every]

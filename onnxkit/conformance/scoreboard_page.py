@@ -30,8 +30,8 @@ li{margin:2px 0}code{white-space:pre-wrap;font-size:12px}.s{color:#fff;padding:0
 
 def case_link(case: dict, onnx_version: str) -> str | None:
     """Where a case lives: its folder in onnx's repository, or its file in this one."""
-    if case.get("file"):
-        return case["file"]
+    if case["kind"] == "version":
+        return None  # built in memory: onnxkit/conformance/versions.py names how
     folder = {"node": "node", "simple": "simple", "pytorch-converted": "pytorch-converted",
               "pytorch-operator": "pytorch-operator"}.get(case["kind"])
     if folder:
