@@ -169,6 +169,14 @@ def test_model_and_input_files_must_be_regular(demo, odd_paths, capsys, kind):
     assert_one_line_error(status, err, "optimize", fragment)
 
 
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root reads any file")
+def test_unreadable_files_are_one_line_errors(demo, tmp_path, capsys):
+    np.save(tmp_path / "x.npy", np.ones((1, 3), np.float32))
+    (tmp_path / "x.npy").chmod(0)
+    status, _, err = cli(capsys, "run", demo, "--input", f"x={tmp_path / 'x.npy'}")
+    assert_one_line_error(status, err, "run", "cannot open it (Permission denied)")
+
+
 def test_input_for_no_such_input_names_the_model_inputs(demo, tmp_path, capsys):
     np.save(tmp_path / "x.npy", np.ones((1, 3), np.float32))
     status, _, err = cli(capsys, "run", demo, "--input", f"y={tmp_path / 'x.npy'}")
