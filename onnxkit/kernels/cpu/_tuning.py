@@ -19,6 +19,7 @@ which kernel serves a case does not depend on the machine's load. ``TUNING_LOG``
 from __future__ import annotations
 
 import os
+import threading
 from contextlib import contextmanager
 from contextvars import ContextVar
 from time import perf_counter
@@ -27,6 +28,7 @@ from time import perf_counter
 TUNING_LOG: list = []
 _CHOSEN: dict = {}
 _ON_FORGET: list = []  # what else forgets with the decisions (memos built on them)
+_LOCK = threading.Lock()
 RUNS = 3  # per candidate; the best one counts
 
 
@@ -67,6 +69,8 @@ def pick(key, candidates: dict, default: str):
     """Run the candidate chosen for ``key`` and return its result (see the module doc).
 
     ``candidates`` maps a name to a function of no arguments computing the same value.
+    Threads that time the same key at once all return the output of the choice recorded
+    first, the one every later call runs.
     """
     if not tuning():
         return candidates[default]()
@@ -81,9 +85,11 @@ def pick(key, candidates: dict, default: str):
             results[name] = run()
             elapsed = (perf_counter() - start) * 1e3
             best[name] = min(best.get(name, elapsed), elapsed)
-    chosen = min(best, key=best.get)
-    _CHOSEN[key] = chosen
-    TUNING_LOG.append((key, chosen, best))
+    with _LOCK:  # another thread may have timed the key meanwhile: its choice stands
+        chosen = _CHOSEN.get(key)
+        if chosen is None:
+            chosen = _CHOSEN[key] = min(best, key=best.get)
+            TUNING_LOG.append((key, chosen, best))
     return results[chosen]
 
 
