@@ -61,18 +61,22 @@ def nbgrader(course: Path, *args: str, timeout: float = 1800) -> str:
     return said
 
 
-def write_course(course: Path) -> list[str]:
-    """The course folder: nbgrader_config.py and the source notebooks; the assignments."""
+def write_course(course: Path, exchange: Path | None = None) -> list[str]:
+    """The course folder: nbgrader_config.py (with the exchange folder where students
+    fetch and submit, if given: the classroom's) and the source notebooks; the assignments."""
     from exercises.sources import write_sources
 
     course.mkdir(parents=True, exist_ok=True)
-    (course / "nbgrader_config.py").write_text(CONFIG.format(root=str(course.resolve())))
+    config = CONFIG.format(root=str(course.resolve()))
+    if exchange is not None:
+        config += f"c.Exchange.root = {str(exchange.resolve())!r}\n"
+    (course / "nbgrader_config.py").write_text(config)
     return write_sources(course)
 
 
-def release(course: Path, assignments: list[str] | None = None) -> list[str]:
+def release(course: Path, assignments: list[str] | None = None, exchange: Path | None = None) -> list[str]:
     """The student release of ``assignments`` (every exercise by default)."""
-    names = write_course(course)
+    names = write_course(course, exchange)
     for name in assignments or names:
         if name not in names:
             raise CourseError(f"no assignment {name!r}; there are {', '.join(names)}")
