@@ -175,6 +175,7 @@ def fold(gd: GraphData, blocks: list[Block], opened: set[str],
 
     A node off the data path whose readers are all in one closed block (the Constants and
     shape arithmetic an exporter writes outside the layer that uses them) folds into it.
+    Values passed between a block and another box are drawn as one edge.
     ``data``: ``data_nodes(gd)``, when the caller keeps it.
     """
     hidden = owners(blocks, opened)
@@ -207,9 +208,11 @@ def fold(gd: GraphData, blocks: list[Block], opened: set[str],
     for e in gd.edges:
         src = hidden[e.source].id if e.source in hidden else e.source
         dst = hidden[e.target].id if e.target in hidden else e.target
-        if src == dst or (src, dst, e.value) in seen:
+        # between a block and another box one edge stands for every value passed
+        key = (src, dst) if src != e.source or dst != e.target else (src, dst, e.value)
+        if src == dst or key in seen:
             continue
-        seen.add((src, dst, e.value))
+        seen.add(key)
         port = e.port
         if src != e.source:  # a block's outputs: one port per distinct value leaving it
             values = ports.setdefault(src, {})

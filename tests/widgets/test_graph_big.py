@@ -112,6 +112,27 @@ def test_search_finds_folded_nodes_and_marks_their_blocks():
     assert w.search("no such op") == [] and w.matches == [] and w.match_count == 0
 
 
+def test_one_edge_between_blocks_whatever_values_they_pass():
+    # three blocks, each passing two values (p, q) to the next: Add(p, q) -> Relu, Neg
+    nodes, p, q = [], "x", "y"
+    for i in range(3):
+        s = f"/layers/layers.{i}"
+        nodes += [helper.make_node("Add", [p, q], [f"{s}/t"], name=f"{s}/Add"),
+                  helper.make_node("Relu", [f"{s}/t"], [f"{s}/p"], name=f"{s}/Relu"),
+                  helper.make_node("Neg", [f"{s}/t"], [f"{s}/q"], name=f"{s}/Neg")]
+        p, q = f"{s}/p", f"{s}/q"
+    vi = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2]) for n in ("x", "y", p, q)]
+    m = helper.make_model(helper.make_graph(nodes, "pairs", vi[:2], vi[2:]),
+                          opset_imports=[helper.make_opsetid("", 18)])
+    root = parse_svg(GraphWidget(m, fold=True).svg)
+    assert len(find_class(root, "g", "onnxkit-block")) == 3
+    # x and y into block 0, one edge per block pair, two from block 2 to the two outputs
+    assert len(find_class(root, "path", "onnxkit-edge")) == 2 + 2 + 2
+    unfolded = parse_svg(GraphWidget(m, fold=False).svg)
+    # x, y; t to Relu and Neg in each layer; p, q to the next layer; the two outputs
+    assert len(find_class(unfolded, "path", "onnxkit-edge")) == 2 + 3 * 2 + 2 * 2 + 2
+
+
 def test_small_graphs_start_unfolded_and_nameless_graphs_have_no_blocks():
     w = GraphWidget(layered_model(2, 2))
     assert len(w.blocks) == 2 + 4  # two layers, two units in each
