@@ -35,13 +35,16 @@ moved last, its code measured 2-3% slower.) Index math comes from
 
 Threads: one pool, Numba's; the matrix products call oneMKL (numpy's OpenBLAS where
 oneMKL is missing), one thread per call, from it (see ``_threads`` and ``_blas``).
-Every kernel is compiled with ``cache=True``; ``python -m onnxkit.kernels.cpu.warm``
-compiles them all ahead of a first session. Numba checks only the timestamp of a
-kernel's own file, not of the helpers it inlines, so the cache lives in a directory
-named after a hash of this package's sources (and of ``onnxkit/kernels/indexing.py``,
-whose index helpers they inline): ``$NUMBA_CACHE_DIR/onnxkit-cpu-<hash>``
-(``~/.cache/onnxkit/numba/...`` when NUMBA_CACHE_DIR is unset). Editing any kernel
-file starts a fresh cache instead of reusing stale machine code.
+Every kernel is compiled on its first use, with ``cache=True`` (a one-line notice says
+so, ``_notice``); ``python -m onnxkit.kernels.cpu.warm`` compiles them all ahead of a
+first session (CI does, so that its test workers do not compile the same kernels twice).
+Numba checks only the timestamp of a kernel's own file, not of the helpers it inlines,
+so the cache lives in a directory named after a hash of the sources compiled in
+(``compiled_sources``: the modules using Numba, those they take constants from, and
+``onnxkit/kernels/indexing.py``, whose index helpers they inline):
+``$NUMBA_CACHE_DIR/onnxkit-cpu-<hash>`` (``~/.cache/onnxkit/numba/...`` when
+NUMBA_CACHE_DIR is unset). Editing a kernel starts a fresh cache instead of reusing
+stale machine code; editing a module of plain Python keeps it.
 """
 
 from __future__ import annotations
@@ -50,12 +53,44 @@ import hashlib
 import importlib
 import os
 import pkgutil
+import re
 from functools import lru_cache
 from pathlib import Path
 
 from onnxkit.ops.registry import Registry
 
 CPU = Registry("cpu")
+
+
+_USES_NUMBA = re.compile(r"^(from numba\b|import numba\b)", re.M)
+_IMPORTS = re.compile(r"^from onnxkit\.([\w.]+) import (.*)$", re.M)
+_CONSTANT = re.compile(r"\b_?[A-Z][A-Z0-9_]*\b|\($")
+
+
+def compiled_sources() -> list[Path]:
+    """The files whose code and constants the kernels compile in: this package's modules
+    that use Numba, the package's modules they take constants from (UPPER_CASE names:
+    a constant a kernel reads is frozen into its machine code), and so on, and the index
+    helpers they inline. A kernel cannot call plain Python, so the modules of plain Python
+    (the operators' drivers, the rules, the memos) are not among them: editing them
+    keeps the cache."""
+    here = Path(__file__).parent
+    onnxkit = here.parents[1]
+    todo = [p for p in sorted(here.glob("*.py")) if _USES_NUMBA.search(p.read_text())]
+    seen: dict[Path, None] = {}
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen[path] = None
+        for module, names in _IMPORTS.findall(path.read_text()):
+            base = onnxkit / Path(*module.split("."))
+            targets = [base / f"{n}.py" for n in re.findall(r"\w+", names)]
+            if _CONSTANT.search(names):  # names continued on later lines count too
+                targets.append(base.with_suffix(".py"))
+            todo += [t for t in targets if t.parent == here and t.is_file()
+                     and t.stem != "__init__"]
+    return sorted(seen, key=str) + [here.parent / "indexing.py"]
 
 
 def _sources_hash() -> str:
@@ -65,8 +100,7 @@ def _sources_hash() -> str:
     digest = hashlib.sha1()
     # compiled in: the thread split (``_threads``) and the BLAS library (``_blas``)
     digest.update(f"{THREADS} {MIN_PARALLEL_ELEMENTS} {LIBRARIES}".encode())
-    here = Path(__file__).parent
-    for path in sorted(here.glob("*.py")) + [here.parent / "indexing.py"]:
+    for path in compiled_sources():
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
@@ -95,4 +129,7 @@ def load_cpu_kernels() -> Registry:
         name = mod.rsplit(".", 1)[-1]
         if not name.startswith("_") and name != "warm":
             importlib.import_module(mod)
+    from onnxkit.kernels.cpu import _notice
+
+    _notice.install(CPU)
     return CPU

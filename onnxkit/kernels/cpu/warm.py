@@ -1,6 +1,6 @@
 """Compile every ``cpu`` kernel once, so that sessions start from Numba's cache.
 
-    python -m onnxkit.kernels.cpu.warm          # (make warm) ~3-4 min the first time
+    python -m onnxkit.kernels.cpu.warm          # (make warm) minutes the first time
 
 Numba compiles a kernel for each combination of argument types on its first call
 (0.3-10 s each; the parallel drivers, a ``prange`` over the threads, are the slow ones)
@@ -177,7 +177,9 @@ def warm(verbose: bool = True) -> float:
     start = time.perf_counter()
     load_cpu_kernels()
     tune = os.environ.get("ONNXKIT_CPU_TUNE")
+    notice = os.environ.get("ONNXKIT_CPU_NOTICE")
     os.environ["ONNXKIT_CPU_TUNE"] = "0"  # the static rule: each call takes its own path
+    os.environ["ONNXKIT_CPU_NOTICE"] = "0"  # each call's line says it already
     try:
         for dtype in (np.float32, np.float64):
             for what, thunk in _calls(dtype):
@@ -187,10 +189,11 @@ def warm(verbose: bool = True) -> float:
                     print(f"  {np.dtype(dtype).name:8s} {what:22s} "
                           f"{time.perf_counter() - t:6.2f} s", flush=True)
     finally:
-        if tune is None:
-            del os.environ["ONNXKIT_CPU_TUNE"]
-        else:
-            os.environ["ONNXKIT_CPU_TUNE"] = tune
+        for name, value in (("ONNXKIT_CPU_TUNE", tune), ("ONNXKIT_CPU_NOTICE", notice)):
+            if value is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = value
     return time.perf_counter() - start
 
 
