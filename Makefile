@@ -14,10 +14,11 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 .PHONY: venv lab demo test test-unit test-spec test-notebooks test-nbconvert test-threads test-cuda-sim warm warm-threads clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml exercises/classroom/package-lock.json
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[test,course,torch]"
+	$(PY) -m pip install -q -e ".[test,course,torch,classroom]"
+	cd exercises/classroom && npm ci --no-audit --no-fund --loglevel=error  # JupyterHub's proxy
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -125,3 +126,13 @@ gpu-preflight:
 	bash -n benchmarks/gpu_session.sh
 	$(PY) -m pytest -q -p no:cacheprovider tests/test_cuda_run.py
 	NUMBA_ENABLE_CUDASIM=1 $(PY) -m benchmarks.cuda_run --smoke --jobs 2
+
+# --- a teacher's classroom (docs/teaching.md) ------------------------------------------------
+# nbgrader's course folder in build/course: source notebooks made from exercises/, the
+# student release; then JupyterHub on http://127.0.0.1:8000 serving it (Ctrl-C stops it)
+.PHONY: assignments classroom
+assignments: venv
+	$(PY) -m exercises.nbgrader_course release build/course
+
+classroom: venv
+	$(PY) -m exercises.classroom.hub --course build/course

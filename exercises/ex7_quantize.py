@@ -7,7 +7,7 @@ Symmetric per-tensor quantization keeps one float ``scale`` per tensor and int8 
     w ~ q * scale                  each weight off by at most scale / 2
 
 ONNX runs such a model with ``DequantizeLinear(q, scale)`` (y = q * scale) in front of
-the MatMul: the weights are stored four times smaller. Background: notebook 8 and
+the MatMul: the weights are stored four times smaller. Background:
 https://onnx.ai/onnx/operators/onnx__QuantizeLinear.html
 
 Check your work:   python -m exercises.check 7.1

@@ -3,6 +3,7 @@ fail while the stub is left as it is (a check that cannot fail is no check)."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -64,3 +65,20 @@ def test_untouched_stubs_fail_their_checks(tmp_path):
         (task_marker,) = r["tasks"]
         task = task_marker[len("task"):].replace("_", ".")
         assert r["error"] == f"NotImplementedError: Need to implement for Task {task}", r
+
+
+def _marks(func) -> set[str]:
+    return {d.attr for dec in func.decorator_list for d in ast.walk(dec) if isinstance(d, ast.Attribute)}
+
+
+def test_every_task_has_visible_and_hidden_checks():
+    """nbgrader's release shows the visible checks; the hidden ones wait for grading."""
+    seen: dict[str, set[bool]] = {}
+    for path in TESTS:
+        for func in ast.parse(path.read_text()).body:
+            if isinstance(func, ast.FunctionDef) and func.name.startswith("test_"):
+                marks = _marks(func)
+                for m in marks & {marker(t) for t in tasks()}:
+                    seen.setdefault(m, set()).add("hidden" in marks)
+    for task in tasks():
+        assert seen.get(marker(task)) == {True, False}, f"Task {task}: visible and hidden checks?"
