@@ -47,7 +47,7 @@ def bounded_int(low: int, high: int | None = None):
             raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
         if value < low or (high is not None and value > high):
             bound = f"from {low} to {high:,}" if high is not None else f"{low} or more"
-            raise argparse.ArgumentTypeError(f"{_short(text)} is out of range: give a whole number "
+            raise argparse.ArgumentTypeError(f"{short(text)} is out of range: give a whole number "
                                              f"{bound}")
         return value
 
@@ -72,9 +72,9 @@ def pairs(items: list[str], option: str) -> dict[str, str]:
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name or not value:
-            raise ArgumentError(f"{option} {_short(item)!r} must look like NAME=VALUE")
+            raise ArgumentError(f"{option} {short(item)!r} must look like NAME=VALUE")
         if name in out:
-            raise ArgumentError(f"{option} {_short(name)!r} is given twice")
+            raise ArgumentError(f"{option} {short(name)!r} is given twice")
         out[name] = value
     return out
 
@@ -97,11 +97,11 @@ def regular_file(path: str, what: str) -> os.stat_result:
     try:
         st = os.stat(path)
     except FileNotFoundError:
-        raise ArgumentError(f"{what} {_short(path)!r}: no such file") from None
+        raise ArgumentError(f"{what} {short(path)!r}: no such file") from None
     except (OSError, ValueError) as exc:  # permission, too long, NUL in the name, ...
-        raise ArgumentError(f"{what} {_short(path)!r}: cannot use it ({_reason(exc)})") from None
+        raise ArgumentError(f"{what} {short(path)!r}: cannot use it ({_reason(exc)})") from None
     if not stat.S_ISREG(st.st_mode):
-        raise ArgumentError(f"{what} {_short(path)!r} is {file_kind(st.st_mode)}, "
+        raise ArgumentError(f"{what} {short(path)!r} is {file_kind(st.st_mode)}, "
                             f"not a regular file")
     return st
 
@@ -116,11 +116,11 @@ def open_regular(path: str, what: str):
     try:
         fd = os.open(path, flags)
     except (OSError, ValueError) as exc:
-        raise ArgumentError(f"{what} {_short(path)!r}: cannot open it ({_reason(exc)})") from None
+        raise ArgumentError(f"{what} {short(path)!r}: cannot open it ({_reason(exc)})") from None
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
-        raise ArgumentError(f"{what} {_short(path)!r} is {file_kind(st.st_mode)}, "
+        raise ArgumentError(f"{what} {short(path)!r} is {file_kind(st.st_mode)}, "
                             f"not a regular file")
     if hasattr(os, "set_blocking"):
         os.set_blocking(fd, True)
@@ -134,13 +134,13 @@ def writable_target(path: str, what: str) -> None:
     except FileNotFoundError:
         st = None
     except (OSError, ValueError) as exc:
-        raise ArgumentError(f"{what} {_short(path)!r}: cannot use it ({_reason(exc)})") from None
+        raise ArgumentError(f"{what} {short(path)!r}: cannot use it ({_reason(exc)})") from None
     if st is not None and not stat.S_ISREG(st.st_mode):
-        raise ArgumentError(f"{what} {_short(path)!r} is {file_kind(st.st_mode)}: "
+        raise ArgumentError(f"{what} {short(path)!r} is {file_kind(st.st_mode)}: "
                             f"give a file path")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        raise ArgumentError(f"{what} {_short(path)!r}: the folder {_short(folder)!r} does not exist")
+        raise ArgumentError(f"{what} {short(path)!r}: the folder {short(folder)!r} does not exist")
 
 
 def write_atomically(path: str, data: bytes, what: str) -> None:
@@ -155,14 +155,14 @@ def write_atomically(path: str, data: bytes, what: str) -> None:
     except (OSError, ValueError) as exc:
         if os.path.lexists(tmp):
             os.unlink(tmp)
-        raise ArgumentError(f"{what} {_short(path)!r}: cannot write it ({_reason(exc)})") from None
+        raise ArgumentError(f"{what} {short(path)!r}: cannot write it ({_reason(exc)})") from None
 
 
 def _reason(exc: BaseException) -> str:
     return getattr(exc, "strerror", None) or str(exc)
 
 
-def _short(text: str, limit: int = 200) -> str:
+def short(text: str, limit: int = 200) -> str:
     """User-typed text as an error repeats it: at most ``limit`` characters."""
     return text if len(text) <= limit else text[:limit] + f"\u2026 ({len(text)} chars)"
 

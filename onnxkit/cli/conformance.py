@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 
-from onnxkit.cli.common import MAX_JOBS, ArgumentError, bounded_int, say
+from onnxkit.cli.common import MAX_JOBS, ArgumentError, bounded_int, say, short
 from onnxkit.cli.outputs import file_stem
 from onnxkit.conformance.cases import MODEL_KINDS
 from onnxkit.conformance.suite import run_suite, select_cases
@@ -38,14 +38,14 @@ def _exclusions() -> dict[str, str]:
 
 def _check_out(folder: str) -> None:
     if os.path.lexists(folder) and not os.path.isdir(folder):
-        raise ArgumentError(f"--out {folder!r} is not a folder")
+        raise ArgumentError(f"--out {short(folder)!r} is not a folder")
     try:
         os.makedirs(folder, exist_ok=True)
     except (OSError, ValueError) as exc:
-        raise ArgumentError(f"--out {folder!r}: cannot make the folder "
+        raise ArgumentError(f"--out {short(folder)!r}: cannot make the folder "
                             f"({getattr(exc, 'strerror', None) or exc})") from None
     if not os.path.isdir(folder):
-        raise ArgumentError(f"--out {folder!r} is not a folder")
+        raise ArgumentError(f"--out {short(folder)!r} is not a folder")
 
 
 def main(args) -> int:
@@ -53,7 +53,7 @@ def main(args) -> int:
         try:
             re.compile(args.filter)
         except (re.error, OverflowError, RecursionError) as exc:
-            raise ArgumentError(f"-k {args.filter!r} is not a valid regular expression "
+            raise ArgumentError(f"-k {short(args.filter)!r} is not a valid regular expression "
                                 f"({exc})") from None
     _check_out(args.out)
     from onnxkit.conformance.backends import resolve_backend
@@ -61,7 +61,7 @@ def main(args) -> int:
     resolve_backend(args.backend)  # an unknown backend fails before the cases are read
     cases = select_cases(args.filter, tuple(args.kind) if args.kind else None)
     if not cases:
-        raise ArgumentError(f"no case matches -k {args.filter!r}"
+        raise ArgumentError(f"no case matches -k {short(args.filter or '')!r}"
                             + (f" and --kind {', '.join(args.kind)}" if args.kind else ""))
     excluded = {} if args.no_exclusions else _exclusions()
     report = run_suite(args.backend, cases, args.jobs, excluded)

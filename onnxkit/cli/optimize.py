@@ -14,7 +14,7 @@ import json
 import onnx
 
 from onnxkit.cli.common import (MAX_SEED, ArgumentError, bounded_int, regular_file, say,
-                                tolerance, write_atomically)
+                                tolerance, writable_target, write_atomically)
 from onnxkit.loading import load
 from onnxkit.optimizer import bisect, optimize
 
@@ -40,6 +40,9 @@ def add_arguments(parser) -> None:
 
 def main(args) -> int:
     regular_file(args.input, "model")
+    for path, what in ((args.output, "output"), (args.json, "--json")):
+        if path:
+            writable_target(path, what)  # before the work, not after it
     model = load(args.input)
     optimized, report = optimize(model, args.level)
     say(report.to_markdown() if args.markdown else str(report))

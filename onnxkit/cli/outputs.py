@@ -24,7 +24,7 @@ import re
 
 import numpy as np
 
-from onnxkit.cli.common import ArgumentError, file_kind
+from onnxkit.cli.common import ArgumentError, file_kind, short
 
 MANIFEST = "outputs.json"
 MAX_STEM = 100
@@ -63,18 +63,18 @@ def prepare_folder(folder: str, stems: list[str], overwrite: bool) -> None:
     try:
         os.makedirs(folder, exist_ok=True)
     except FileExistsError:
-        raise ArgumentError(f"--output-dir {folder!r} is {file_kind(os.stat(folder).st_mode)}, "
+        raise ArgumentError(f"--output-dir {short(folder)!r} is {file_kind(os.stat(folder).st_mode)}, "
                             f"not a folder") from None
     except (OSError, ValueError) as exc:
-        raise ArgumentError(f"--output-dir {folder!r}: cannot make the folder "
+        raise ArgumentError(f"--output-dir {short(folder)!r}: cannot make the folder "
                             f"({getattr(exc, 'strerror', None) or exc})") from None
     if not os.path.isdir(folder):
-        raise ArgumentError(f"--output-dir {folder!r} is not a folder")
+        raise ArgumentError(f"--output-dir {short(folder)!r} is not a folder")
     targets = [MANIFEST] + [stem + ext for stem in stems for ext in (".npy", ".npz")]
     present = [t for t in targets if os.path.lexists(os.path.join(folder, t))]
     if present and not overwrite:
         shown = ", ".join(present[:3]) + (f" and {len(present) - 3} more" if len(present) > 3 else "")
-        raise ArgumentError(f"--output-dir {folder!r} already holds {shown}; pass --overwrite "
+        raise ArgumentError(f"--output-dir {short(folder)!r} already holds {shown}; pass --overwrite "
                             f"to replace them, or choose another folder")
 
 
@@ -137,4 +137,4 @@ def _write(path: str, data: bytes, overwrite: bool) -> None:
             with open(path, "xb") as f:  # never replaces a file that appeared meanwhile
                 f.write(data)
     except (OSError, ValueError) as exc:
-        raise ArgumentError(f"cannot write {path!r} ({getattr(exc, 'strerror', None) or exc})") from None
+        raise ArgumentError(f"cannot write {short(path)!r} ({getattr(exc, 'strerror', None) or exc})") from None

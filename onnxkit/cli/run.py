@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 from onnxkit.cli.common import (MAX_DIM, MAX_REPEAT, MAX_SEED, ArgumentError, bounded_int,
-                                pairs, regular_file, say, tolerance)
+                                pairs, regular_file, say, short, tolerance)
 from onnxkit.cli.info import add_arguments as add_model_arguments, model_argument
 from onnxkit.cli.npy import read_npy
 from onnxkit.cli.outputs import file_stems, prepare_folder, save_outputs
@@ -79,21 +79,21 @@ def _dims(items: list[str], known: set[str]) -> dict[str, int]:
     for symbol, text in pairs(items, "--dim").items():
         if symbol not in known:
             have = ", ".join(sorted(known)) if known else "none"
-            raise ArgumentError(f"--dim {symbol!r}: the model's inputs have no such symbolic "
+            raise ArgumentError(f"--dim {short(symbol)!r}: the model's inputs have no such symbolic "
                                 f"dimension (they have: {have})")
         try:
             dims[symbol] = parse(text)
         except argparse.ArgumentTypeError as exc:
-            raise ArgumentError(f"--dim {symbol}={text}: {exc}") from None
+            raise ArgumentError(f"--dim {short(symbol)}={short(text)}: {exc}") from None
     return dims
 
 
 def _read_inputs(files: dict[str, str], declared: list[str], max_bytes: int) -> dict:
     unknown = [name for name in files if name not in declared]
     if unknown:
-        raise ArgumentError(f"--input {unknown[0]!r}: the model has no such input (its inputs: "
+        raise ArgumentError(f"--input {short(unknown[0])!r}: the model has no such input (its inputs: "
                             f"{', '.join(map(repr, declared)) or 'none'})")
-    return {name: read_npy(file, f"--input {name}={file}", max_bytes)
+    return {name: read_npy(file, f"--input {short(name)}={short(file)}", max_bytes)
             for name, file in files.items()}
 
 
@@ -101,7 +101,7 @@ def main(args) -> int:
     path = model_argument(args)
     files = pairs(args.input, "--input")
     for name, file in files.items():  # before the model is loaded: a typo fails at once
-        regular_file(file, f"--input {name}")
+        regular_file(file, f"--input {short(name)}")
     pairs(args.dim, "--dim")
     if args.compare:  # an unknown runtime fails before the model runs
         from onnxkit.conformance.backends import resolve_backend

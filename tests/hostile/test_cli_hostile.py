@@ -200,6 +200,15 @@ def test_files_written_must_be_files(demo, tmp_path, capsys):
     assert_one_line_error(status, err, "conformance", "is not a folder")
 
 
+def test_paths_to_write_are_checked_before_the_work(demo, tmp_path, capsys):
+    status, out, err = cli(capsys, "optimize", demo, tmp_path / "missing" / "out.onnx")
+    assert_one_line_error(status, err, "optimize", "the folder")
+    assert out == ""  # refused before optimizing, not after
+    status, out, err = cli(capsys, "run", demo, "-o", "L" * 5000)
+    assert_one_line_error(status, err, "run", "(5000 chars)': cannot make the folder (File name too long)")
+    assert len(err) < 400 and out == ""  # a huge argument is cut, not repeated
+
+
 def test_optimize_output_may_replace_its_input(demo, capsys):
     status, out, _ = cli(capsys, "optimize", "-O1", demo, demo)
     assert status == 0 and "wrote" in out
