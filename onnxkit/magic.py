@@ -10,7 +10,9 @@
 ``%onnx_run`` returns the output itself when the model has one, else a dict name -> value.
 ``%%onnx NAME [--run k=v ...] [--executor E] [--opset N] [--expand] [--no-show]``: the
 ``<ir_version, opset_import>`` header may be left out (default: the newest opset onnx knows,
-or ``--opset``). A bad model or bad input stops the cell with a one-line onnxkit error.
+or ``--opset``). A bad model, bad input or bad argument (``--opset`` 1..newest, ``--level``
+0-3, a known ``--executor``, each option and input once) stops the cell with a one-line
+onnxkit error, escaped like terminal output; a FIFO or device is never opened as a model.
 """
 
 from __future__ import annotations
