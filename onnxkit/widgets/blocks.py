@@ -174,8 +174,9 @@ def fold(gd: GraphData, blocks: list[Block], opened: set[str],
     which block hides each hidden node box.
 
     A node off the data path whose readers are all in one closed block (the Constants and
-    shape arithmetic an exporter writes outside the layer that uses them) folds into it.
-    Values passed between a block and another box are drawn as one edge.
+    shape arithmetic an exporter writes outside the layer that uses them) folds into it; a
+    Constant read only inside several closed blocks is not drawn. Values passed between a
+    block and another box are drawn as one edge, a light one when only shapes pass there.
     ``data``: ``data_nodes(gd)``, when the caller keeps it.
     """
     hidden = owners(blocks, opened)
@@ -193,23 +194,34 @@ def fold(gd: GraphData, blocks: list[Block], opened: set[str],
             target = next(iter(readers[box.id]))
             if target in hidden:
                 hidden[box.id] = hidden[target]
+    dropped = {b.id for b in gd.nodes if b.id not in hidden and b.id not in data
+               and not any(b.node.input) and b.id in readers
+               and all(t in hidden for t in readers[b.id])}
     boxes: list[Box] = []
     placed: set[str] = set()
     for box in gd.boxes:
         owner = hidden.get(box.id)
+        if box.id in dropped:
+            continue
         if owner is None:
             boxes.append(box)
         elif owner.id not in placed:
             placed.add(owner.id)
             boxes.append(block_box(owner))
-    edges: list[Edge] = []
-    seen: set[tuple] = set()
-    ports: dict[str, dict[str, int]] = {}
-    for e in gd.edges:
+    def ends(e: Edge) -> tuple:
         src = hidden[e.source].id if e.source in hidden else e.source
         dst = hidden[e.target].id if e.target in hidden else e.target
         # between a block and another box one edge stands for every value passed
-        key = (src, dst) if src != e.source or dst != e.target else (src, dst, e.value)
+        return (src, dst) if src != e.source or dst != e.target else (src, dst, e.value)
+
+    kept = [e for e in gd.edges if e.source not in dropped]
+    carries_data = {ends(e) for e in kept if e.source in data or e.source not in hidden}
+    edges: list[Edge] = []
+    seen: set[tuple] = set()
+    ports: dict[str, dict[str, int]] = {}
+    for e in kept:
+        key = ends(e)
+        src, dst = key[0], key[1]
         if src == dst or key in seen:
             continue
         seen.add(key)
@@ -217,7 +229,7 @@ def fold(gd: GraphData, blocks: list[Block], opened: set[str],
         if src != e.source:  # a block's outputs: one port per distinct value leaving it
             values = ports.setdefault(src, {})
             port = values.setdefault(e.value, len(values))
-        edges.append(Edge(src, dst, e.value, e.type, e.implicit, port))
+        edges.append(Edge(src, dst, e.value, e.type, e.implicit, port, faint=key not in carries_data))
     return GraphData(gd.name, gd.id_prefix, gd.trace_path, boxes, edges, gd.types), hidden
 
 

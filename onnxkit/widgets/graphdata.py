@@ -44,6 +44,7 @@ class Edge:
     type: str = ""
     implicit: bool = False  # an outer value read inside the target's subgraph
     port: int = 0  # which output of the source carries the value
+    faint: bool = False  # between folded blocks, carrying only shape values: drawn light
 
 
 @dataclass

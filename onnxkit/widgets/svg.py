@@ -7,7 +7,8 @@ Stable classes for styling and for tests:
     g.onnxkit-value                   a graph input / output / initializer / outer value,
                                       with onnxkit-input, onnxkit-output, onnxkit-initializer,
                                       onnxkit-outer or onnxkit-missing
-    path.onnxkit-edge                 one (value, reader) connection (onnxkit-implicit: an
+    path.onnxkit-edge                 one (value, reader) connection (onnxkit-faint: only
+                                      shape values between folded blocks; onnxkit-implicit: an
                                       outer value read inside the reader's subgraph)
     g.onnxkit-subgraph                an expanded If / Loop / Scan body (data-attr)
     text.onnxkit-expander             click to expand or fold a node's subgraphs (data-id)
@@ -86,6 +87,7 @@ svg.onnxkit-graph text.onnxkit-expander { fill: #0b57d0; cursor: pointer; }
 svg.onnxkit-graph text.onnxkit-caption { font-style: italic; fill: #5b6b7f; }
 svg.onnxkit-graph path.onnxkit-edge { fill: none; stroke: #7d8ba0; stroke-width: 1.3; }
 svg.onnxkit-graph path.onnxkit-implicit { stroke-dasharray: 4 3; }
+svg.onnxkit-graph path.onnxkit-faint { stroke-opacity: 0.35; stroke-dasharray: 2 3; }
 svg.onnxkit-graph rect.onnxkit-subgraph-frame { fill: #ffffff; stroke: #b8c2d0; }
 svg.onnxkit-graph .onnxkit-block > rect.onnxkit-box { fill: #e6ecfa; stroke: #3d5a99; stroke-width: 1.5; }
 svg.onnxkit-graph .onnxkit-block > rect.onnxkit-stack { fill: #f3f6fc; stroke: #3d5a99; }
@@ -146,6 +148,8 @@ def draw_graph(gd: GraphData, options: DrawOptions, depth: int) -> Drawing:
     right = lay.width  # edge labels may stick out to the right of the boxes
     for edge, points in zip(gd.edges, lay.routes):
         cls = "onnxkit-edge onnxkit-implicit" if edge.implicit else "onnxkit-edge"
+        if edge.faint:
+            cls += " onnxkit-faint"
         tip = f"{edge.value}: {edge.type}" if edge.type else edge.value
         label = ""
         if edge.type and (edge.source, edge.value) not in labelled and not edge.implicit:

@@ -8,7 +8,8 @@ import sys
 
 import pytest
 import onnx
-from onnx import TensorProto, helper
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
 
 from onnxkit.widgets import GraphWidget
 from onnxkit.widgets.raster import RasterError
@@ -131,6 +132,33 @@ def test_one_edge_between_blocks_whatever_values_they_pass():
     unfolded = parse_svg(GraphWidget(m, fold=False).svg)
     # x, y; t to Relu and Neg in each layer; p, q to the next layer; the two outputs
     assert len(find_class(unfolded, "path", "onnxkit-edge")) == 2 + 3 * 2 + 2 * 2 + 2
+
+
+def test_shared_constants_hidden_and_shape_only_edges_light():
+    # a Constant read by every layer; layer i reshapes with the shape layer i-2 computed
+    c = numpy_helper.from_array(np.array(1.0, np.float32))
+    nodes = [helper.make_node("Constant", [], ["c"], name="Constant_shared", value=c),
+             helper.make_node("Shape", ["x"], ["s_in"], name="Shape_in")]
+    p, shapes = "x", ["s_in", "s_in"]
+    for i in range(3):
+        s = f"/layers/layers.{i}"
+        nodes += [helper.make_node("Add", [p, "c"], [f"{s}/t"], name=f"{s}/Add"),
+                  helper.make_node("Relu", [f"{s}/t"], [f"{s}/r"], name=f"{s}/Relu"),
+                  helper.make_node("Reshape", [f"{s}/r", shapes[i]], [f"{s}/p"], name=f"{s}/Reshape"),
+                  helper.make_node("Shape", [f"{s}/r"], [f"{s}/s"], name=f"{s}/Shape")]
+        p = f"{s}/p"
+        shapes.append(f"{s}/s")
+    vi = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2]) for n in ("x", p)]
+    m = helper.make_model(helper.make_graph(nodes, "shapes", vi[:1], vi[1:]),
+                          opset_imports=[helper.make_opsetid("", 18)])
+    root = parse_svg(GraphWidget(m, fold=True).svg)
+    assert len(find_class(root, "g", "onnxkit-block")) == 3
+    assert [g.get("data-op") for g in find_class(root, "g", "onnxkit-node")] == ["Shape"]  # no Constant
+    edges = find_class(root, "path", "onnxkit-edge")
+    # x -> layer 0, x -> Shape_in -> layers 0 and 1, layer 0 -> 1 -> 2, layer 0 -> 2 (a shape), -> y
+    assert len(edges) == 8
+    faint = [e for e in edges if "onnxkit-faint" in e.get("class").split()]
+    assert len(faint) == 1
 
 
 def test_small_graphs_start_unfolded_and_nameless_graphs_have_no_blocks():
