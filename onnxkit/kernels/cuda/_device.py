@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from onnxkit.kernels.cuda._simulator import install as fix_simulator
+from onnxkit.runtime.limits import check_allocation
 
 #: dtypes a DeviceTensor may hold; anything else (strings, float16, bfloat16, float8,
 #: complex) stays on the host and its nodes run their reference kernels there.
@@ -262,8 +263,10 @@ def download(tensor: DeviceTensor, what: str = "input") -> np.ndarray:
 
 
 def empty(shape, dtype) -> DeviceTensor:
-    """An uninitialized DeviceTensor (from the executor's pool during a run)."""
+    """An uninitialized DeviceTensor (from the executor's pool during a run), checked
+    first against the tensor limit and what is left of the run's memory budget."""
     shape = tuple(int(d) for d in shape)
+    check_allocation(shape, dtype, "device tensor")
     return DeviceTensor(_allocate(math.prod(shape), np.dtype(dtype)), shape, dtype)
 
 
