@@ -151,7 +151,8 @@ def notebook(exercise: Path) -> nbformat.NotebookNode:
     ]
     for task in dict.fromkeys(stubs(exercise)):
         marker = task.replace(".", "_")
-        cells.append(nbformat.v4.new_markdown_cell(f"### Task {task}: {title(task)} ({points(task)} point{'s' if points(task) != 1 else ''})"))
+        plural = "s" if points(task) != 1 else ""
+        cells.append(nbformat.v4.new_markdown_cell(f"### Task {task}: {title(task)} ({points(task)} point{plural})"))
         cells.append(nbformat.v4.new_code_cell(
             f'check("{task}", globals(), part="visible")\n### BEGIN HIDDEN TESTS\n'
             f'check("{task}", globals(), part="hidden")\n### END HIDDEN TESTS',

@@ -17,8 +17,10 @@ def _why(expected, got, rtol, atol) -> str | None:
             if (np.isnan(g) != nan).any():
                 return f"output {i}: NaN in other places"
             e, g = e[~nan], g[~nan]
-        if e.dtype.kind in "fciu" and not np.all(np.abs(g.astype(np.float64) - e) <= atol + rtol * np.abs(e.astype(np.float64))):
-            return f"output {i}: values off by more than rtol={rtol}, atol={atol}"
+        if e.dtype.kind in "fciu":
+            e, g = e.astype(np.float64), g.astype(np.float64)
+            if not np.all(np.abs(g - e) <= atol + rtol * np.abs(e)):
+                return f"output {i}: values off by more than rtol={rtol}, atol={atol}"
         if e.dtype.kind not in "fciu" and not np.array_equal(g, e):
             return f"output {i}: values differ"
     return None
