@@ -37,6 +37,7 @@ class Block:
     signature: str  # structural hash, equal for blocks built alike
     alike: int = 1  # how many blocks share the signature
     ops: Counter = field(default_factory=Counter)
+    data_ops: Counter = field(default_factory=Counter)  # ops on the data path (its box shows these)
 
     @property
     def name(self) -> str:
@@ -135,6 +136,7 @@ def find_blocks(gd: GraphData, min_nodes: int = 3) -> list[Block]:
     alike = Counter(loose[b.scope] for b in blocks)
     for b in blocks:
         b.alike = max(counts[b.signature], alike[loose[b.scope]])
+        b.data_ops = Counter(dict(loose[b.scope]))
     order = {box.id: k for k, box in enumerate(nodes)}
     blocks.sort(key=lambda b: (b.scope.count("/"), order[b.members[0]]))
     return blocks
@@ -237,7 +239,8 @@ def block_box(block: Block) -> Box:
     alike = f", {block.alike} alike" if block.alike > 1 else ""
     box = Box(block.id, "block", block.name, f"{len(block.members)} nodes{alike}",
               members=len(block.members))
-    box.params = [(op, f"\u00d7{n}") for op, n in block.ops.most_common(3)]
+    shown = block.data_ops or block.ops  # what it computes, not its shape arithmetic
+    box.params = [(op, f"\u00d7{n}") for op, n in shown.most_common(3)]
     return box
 
 
