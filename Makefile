@@ -12,7 +12,7 @@ export NUMBA_CACHE_DIR := $(CURDIR)/.cache/numba
 export MPLBACKEND := Agg
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: venv lab demo test test-unit test-spec test-notebooks test-nbconvert test-threads test-cuda-sim warm warm-threads clean
+.PHONY: venv lab demo test test-unit test-spec test-notebooks test-nbconvert test-threads test-cuda-sim warm clean
 
 $(STAMP): pyproject.toml exercises/classroom/package-lock.json
 	python3 -m venv $(VENV)
@@ -35,10 +35,10 @@ demo: venv
 # Everything: unit + integration tests (browser test included), the spec suite, the exercises
 # (against their solutions), the cuda executor under numba's simulator, the notebooks.
 # The test workers already use both cores: one BLAS thread each, or they fight over them.
-# The two kernel caches (the default one, test-threads' own) compile at once: each warm is
-# one process compiling on one core (~11 min each on a 2-core EPYC; seconds once cached).
+# One kernel cache serves every thread setting (test-threads' too): warm fills it first, so
+# that the test workers do not compile the same kernels twice.
 test: venv browser
-	$(MAKE) --no-print-directory -j2 warm warm-threads
+	$(MAKE) --no-print-directory warm
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest -n $(JOBS) -p no:cacheprovider -q tests spec_tests exercises
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest -n $(JOBS) -p no:cacheprovider -q spec_tests --executor cpu
 	$(MAKE) --no-print-directory test-threads
@@ -63,9 +63,10 @@ test-nbconvert: venv
 
 # the cpu kernels with every work split taken, on three threads (uneven parts): small
 # inputs split too (ONNXKIT_CPU_MIN_PARALLEL=1), the products on numpy's OpenBLAS rather
-# than oneMKL (ONNXKIT_BLAS=openblas: the fallback, tested); its own kernel cache, warmed first
+# than oneMKL (ONNXKIT_BLAS=openblas: the fallback, tested); all read at run time, so the
+# kernels come from the one cache warm fills
 SPLIT := NUMBA_NUM_THREADS=3 ONNXKIT_CPU_MIN_PARALLEL=1 ONNXKIT_BLAS=openblas OPENBLAS_NUM_THREADS=1
-test-threads: warm-threads
+test-threads: warm
 	$(SPLIT) $(PY) -m pytest -n $(JOBS) -p no:cacheprovider -q tests/test_cpu_executor.py tests/test_cpu_blas.py tests/test_cpu_banded.py \
 		tests/test_cpu_pixel_dots.py
 	$(SPLIT) $(PY) -m pytest -n $(JOBS) -p no:cacheprovider -q spec_tests --executor cpu
@@ -79,9 +80,6 @@ test-cuda-sim: venv
 
 warm: venv  ## compile the cpu executor's Numba kernels into .cache/numba
 	$(PY) -m onnxkit.kernels.cpu.warm
-
-warm-threads: venv  ## the same for test-threads' settings (a cache of its own)
-	$(SPLIT) $(PY) -m onnxkit.kernels.cpu.warm > /dev/null
 
 clean:
 	rm -rf $(VENV) .cache

@@ -44,7 +44,8 @@ so the cache lives in a directory named after a hash of the sources compiled in
 ``onnxkit/kernels/indexing.py``, whose index helpers they inline):
 ``$NUMBA_CACHE_DIR/onnxkit-cpu-<hash>`` (``~/.cache/onnxkit/numba/...`` when
 NUMBA_CACHE_DIR is unset). Editing a kernel starts a fresh cache instead of reusing
-stale machine code; editing a module of plain Python keeps it.
+stale machine code; editing a module of plain Python keeps it. Thread count, small-work
+threshold and BLAS library are read when a kernel runs: one cache serves every setting.
 """
 
 from __future__ import annotations
@@ -94,12 +95,12 @@ def compiled_sources() -> list[Path]:
 
 
 def _sources_hash() -> str:
-    from onnxkit.kernels.cpu._blas import LIBRARIES
-    from onnxkit.kernels.cpu._threads import MIN_PARALLEL_ELEMENTS, THREADS
+    from onnxkit.kernels.cpu._blas_libraries import ILP64
 
     digest = hashlib.sha1()
-    # compiled in: the thread split (``_threads``) and the BLAS library (``_blas``)
-    digest.update(f"{THREADS} {MIN_PARALLEL_ELEMENTS} {LIBRARIES}".encode())
+    # compiled in: the width of the BLAS integers; not the thread count, the small-work
+    # threshold or which library computes (all read when a kernel runs)
+    digest.update(f"ILP64={ILP64}".encode())
     for path in compiled_sources():
         digest.update(path.name.encode())
         digest.update(path.read_bytes())

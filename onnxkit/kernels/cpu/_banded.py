@@ -27,7 +27,7 @@ from numba import njit, prange
 from onnxkit.kernels.cpu._blas import AVAILABLE, NO_TRANS, gemm_call
 from onnxkit.kernels.cpu._im2col import im2col_rows
 from onnxkit.kernels.cpu._math import finish
-from onnxkit.kernels.cpu._threads import THREADS, split
+from onnxkit.kernels.cpu._threads import split, threads
 
 BAND_COLUMNS = 1024  # output pixels per band, about: narrower bands run slower products
 MAX_BAND_BYTES = 1 << 20  # of im2col columns per band, at most
@@ -44,15 +44,16 @@ def eligible(m: int, k: int, pixels: int, group: int, itemsize: int) -> bool:
 def band_rows(k: int, oh: int, ow: int, itemsize: int) -> int:
     """Output rows per band: about BAND_COLUMNS pixels, in a number of bands the threads
     share evenly (measured on the 7x7 stem: 13 bands on 2 threads ran 15% slower than 12)."""
-    per_thread = max(1, round(oh * ow / (BAND_COLUMNS * THREADS)))
-    rows = -(-oh // (per_thread * THREADS))
+    n = threads()
+    per_thread = max(1, round(oh * ow / (BAND_COLUMNS * n)))
+    rows = -(-oh // (per_thread * n))
     return max(1, min(rows, MAX_BAND_BYTES // (itemsize * k * ow)))
 
 
 def scratch_shape(k: int, ow: int, rows: int, oh: int) -> tuple[int, int]:
     """(parts, values per part) of the scratch ``banded_conv`` fills: one per thread."""
     bands = -(-oh // rows)
-    return max(1, min(THREADS, bands)), k * rows * ow
+    return max(1, min(threads(), bands)), k * rows * ow
 
 
 @njit(cache=True, parallel=True)
