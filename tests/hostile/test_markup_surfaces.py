@@ -134,6 +134,11 @@ def assert_inert_graph_widget(widget, where: str):
     for box in widget.graph.walk():
         assert box.id in widget.details  # every node's panel, found by the id a click sends
     assert_inert_text(repr(widget), f"repr({where})")
+    bundle = widget._repr_mimebundle_()
+    data = bundle[0] if isinstance(bundle, tuple) else bundle
+    for mime, value in data.items():  # the static drawing shown where widgets are not
+        if isinstance(value, str) and mime != "text/plain":
+            assert_inert_html(value, f"{where} {mime}", shows="onerror")
 
 
 def test_graph_widget_state_svg_and_details(model):
