@@ -65,20 +65,27 @@ class CpuExecutor(Executor):
     name = "cpu"
 
     def __init__(self, registries: tuple[Registry, ...]):
-        from onnxkit.kernels.cpu import _buffers, _tuning
+        from onnxkit.kernels.cpu import _buffers, _tuning, conv
         from onnxkit.runtime import blas_threads  # loads numpy's OpenBLAS by ctypes: cpu only
 
         super().__init__(registries)
         self.pool = _buffers.BufferPool()
+        self.tune = None  # time the algorithms (True), or not; None: ONNXKIT_CPU_TUNE
         self._modules = (_buffers, blas_threads, _tuning)
+        self._conv = conv
 
     def running(self):
         return _CpuRun(self)
 
+    def trace_extra(self):
+        """``{"algorithm": ...}`` for a Conv (``kernels.cpu._conv_rules``), else None."""
+        algorithm = self._conv.ran()
+        return None if algorithm is None else {"algorithm": algorithm}
+
 
 class _CpuRun:
     """The context of one run on the cpu executor: the session's pool current, BLAS on
-    one thread, the tuning flag read once. A class, not a generator (7.7 -> 2 us a run)."""
+    one thread, the tuning flag fixed once. A class, not a generator (7.7 -> 2 us a run)."""
 
     __slots__ = ("executor", "tokens")
 
@@ -87,8 +94,9 @@ class _CpuRun:
 
     def __enter__(self):
         buffers, blas, tuning = self.executor._modules
-        self.tokens = (buffers.using_pool(self.executor.pool), tuning.begin_run(),
-                       blas.one_thread())
+        self.tokens = (buffers.using_pool(self.executor.pool),
+                       tuning.begin_run(self.executor.tune), blas.one_thread())
+        self.executor._conv.ran()  # (forgets an earlier run's last Conv: ``trace_extra``)
 
     def __exit__(self, *exc) -> bool:
         buffers, blas, tuning = self.executor._modules

@@ -68,6 +68,9 @@ class Profiler:
         op_type = domain + node.op_type
         name = node.name or f"{op_type}({', '.join(node.output)})"
         key = f"{event.path}/{name}" if event.path else name
+        kernel = self._registry.get(id(node), "") + event.kernel
+        if isinstance(event.extra, dict) and event.extra.get("algorithm"):  # cpu: a Conv's
+            kernel += f" [{event.extra['algorithm']}]"
         for table, k in ((self._nodes, key), (self._ops, op_type)):
             entry = table.get(k)
             if entry is None:
@@ -76,7 +79,7 @@ class Profiler:
                     entry.shapes = " ".join(_shape_of(v) for v in event.inputs[:1])
             entry.calls += 1
             entry.seconds += event.elapsed
-            entry.kernels.add(self._registry.get(id(node), "") + event.kernel)
+            entry.kernels.add(kernel)
         self.events += 1
         self.seconds += event.elapsed
 

@@ -26,7 +26,8 @@ class Session:
     """
 
     def __init__(self, model: ModelLike, executor: str = "reference", level: int = 0, *,
-                 limits: Limits | None = None, trace: TraceCallback | None = None):
+                 limits: Limits | None = None, trace: TraceCallback | None = None,
+                 tune: bool | None = None):
         self.limits = limits or DEFAULT_LIMITS
         token = using_limits(self.limits)  # external data is read under the session's limits
         try:
@@ -34,6 +35,8 @@ class Session:
         finally:
             reset_limits(token)
         self.executor = get_executor(executor)
+        if tune is not None:  # the cpu executor: time the algorithms of each layer shape
+            self.executor.tune = bool(tune)
         self.level = level
         self.optimization_report = None
         if level:  # a model this session loaded itself is rewritten, not copied

@@ -5,16 +5,16 @@
 
 A Conv node is called once per run with the same shapes and attributes, and each call
 used to work everything out again before its kernel: the window geometry, the activation
-code, which algorithm serves the layer (tests of eligibility, then ``_tuning.pick`` with
-its candidates), the dtype-typed scalars and argument tuples of the kernel. On the late
-layers of a small-input network, whose kernels take 1-20 us, that was 8-10 us a call.
+code, which algorithm serves the layer (the rule of ``_conv_rules``, or ``_tuning.pick``
+with its candidates), the dtype-typed scalars and argument tuples of the kernel: on the
+late layers of a small-input network, more than the kernel itself (``docs/cpu.md``).
 ``Layer`` holds all of it; the first call fills it, later calls look it up by value and
 run the chosen route at once.
 
 The memo forgets everything with ``_tuning.forget()`` (which the choices came from), and
 its key holds ``_tuning.tuning()`` (the static rule and the timed choice can differ).
 
-Building that key by value still cost 2-3 us a call (the attribute lists made tuples, the
+Building that key by value still costs microseconds (the attribute lists made tuples, the
 kernel's keyword arguments checked again). A node calls its kernel with the same objects
 on every run: the same weight and bias arrays (initializers) and the same attribute
 lists. ``recall`` finds the layer again by them: ``(id(W), X.shape)`` then, in the entry,
@@ -50,7 +50,7 @@ class Layer:
     __slots__ = ("g", "out_shape", "code", "after", "activation", "params", "group",
                  "no_bias", "route", "candidates", "default", "pick_key", "p0", "p1",
                  "zero", "dots_args", "patch_shape", "patch_bytes", "last",
-                 "depthwise_args")
+                 "depthwise_args", "algorithm")
 
     def __init__(self, X, W, auto_pad, dilations, group, pads, strides, activation, params):
         self.g = g = layer_geometry(X.shape[2:], W.shape[2:], strides, dilations, pads,
@@ -63,6 +63,7 @@ class Layer:
         self.activation, self.params, self.group = activation, params, group
         self.no_bias = zeros_read_only(m, X.dtype)
         self.route = self.candidates = self.default = self.pick_key = None
+        self.algorithm = None  # the name of the route, once decided (``_conv_rules``)
         scalar = X.dtype.type
         _, p0, p1 = self.code if self.code is not None else (0, 0.0, 0.0)
         self.p0, self.p1, self.zero = scalar(p0), scalar(p1), scalar(0)

@@ -1,19 +1,16 @@
-"""Which algorithm a layer runs, decided by timing the candidates on this machine.
+"""Timed choices, when asked for: which candidate runs a layer, by timing them here.
 
     Y = pick(key, {"winograd": run_winograd, "im2col": run_im2col}, default="im2col")
 
-Whether Winograd beats im2col + GEMM depends on the processor more than on the layer:
-on the AMD development VM it won on ResNet's 3x3 layers; on an Intel one, whose BLAS
-is faster, it lost there and won only on DenseNet's thin 128 -> 32 layers. So, like
-cuDNN's benchmark mode (and the cuda executor's ``ONNXKIT_CUDA_TUNE``), the first call
-with a new ``key`` (the layer's shapes and geometry) runs every candidate three times, keeps
-the fastest by its best time (the first run of each pays for its new buffers) and returns
-that candidate's output; later calls with the key run the winner alone.
-
-``ONNXKIT_CPU_TUNE=0`` turns the timing off: ``default`` (the static rule of the
-caller) runs, as on a first call nothing is timed. The test suites set it, so that
-which kernel serves a case does not depend on the machine's load. ``TUNING_LOG`` holds
-``(key, winner, {candidate: ms})`` for every decision, for profiles and notebooks.
+By default nothing is timed: ``default``, the static rule of the caller (``_conv_rules``
+for convolutions), runs, so that the same model on the same machine gives the same bits
+in every process. Asked for (``Session(..., tune=True)``, or ``ONNXKIT_CPU_TUNE=1`` for
+sessions that do not say), the first call with a new ``key`` (the layer's shapes and
+geometry) runs every candidate three times, keeps the fastest by its best time (the
+first run of each pays for its new buffers) and returns that candidate's output; later
+calls with the key run the winner alone, as cuDNN's benchmark mode does. ``TUNING_LOG``
+holds ``(key, winner, {candidate: ms})`` for every decision. Why timing can beat the
+rule, measured: ``docs/cpu.md``.
 """
 
 from __future__ import annotations
@@ -35,20 +32,24 @@ RUNS = 3  # per candidate; the best one counts
 _RUN: ContextVar = ContextVar("onnxkit_cpu_tuning", default=None)  # the run's snapshot
 
 
+def _asked() -> bool:
+    """``ONNXKIT_CPU_TUNE``: off unless set to something other than "" or "0"."""
+    return os.environ.get("ONNXKIT_CPU_TUNE", "0") not in ("", "0")
+
+
 def tuning() -> bool:
-    """Whether ``pick`` times its candidates (``ONNXKIT_CPU_TUNE``, on unless "0"). During
-    a run (``tuning_of_run``) the value read when it began: the environment lookup took
-    0.5 us, paid by every Conv, product and pick of every run."""
+    """Whether ``pick`` times its candidates. During a run (``tuning_of_run``) the value
+    fixed when it began: the session's ``tune``, else ``ONNXKIT_CPU_TUNE`` read once."""
     during = _RUN.get()
     if during is not None:
         return during
-    return os.environ.get("ONNXKIT_CPU_TUNE", "1") not in ("", "0")
+    return _asked()
 
 
-def begin_run():
-    """Read ``ONNXKIT_CPU_TUNE`` once for the run that begins (the cpu executor's
-    ``running``); returns the token for ``end_run``."""
-    return _RUN.set(os.environ.get("ONNXKIT_CPU_TUNE", "1") not in ("", "0"))
+def begin_run(tune: bool | None = None):
+    """Fix whether the run that begins times its choices (``tune``; None: as
+    ``ONNXKIT_CPU_TUNE`` says); returns the token for ``end_run``."""
+    return _RUN.set(_asked() if tune is None else bool(tune))
 
 
 def end_run(token) -> None:
@@ -56,9 +57,9 @@ def end_run(token) -> None:
 
 
 @contextmanager
-def tuning_of_run():
+def tuning_of_run(tune: bool | None = None):
     """``begin_run`` ... ``end_run`` around the block."""
-    token = begin_run()
+    token = begin_run(tune)
     try:
         yield
     finally:

@@ -2,62 +2,56 @@
 
     Y = activation(Conv(X, W, B) + Z)          (Conv: no Z, no activation)
 
-    for each image n:
+    im2col: for each image n:
         1x1, stride 1, no padding:  cols = X[n] seen as (C, H*W)          (no copy)
         1x1, strided, no padding:   cols = X[n][:, ::sh, ::sw]            (one copy)
         otherwise:                  cols = im2col(X[n])  (C*KH*KW, OH*OW) (Numba)
         Y[n] = W (group, M/group, C/group*KH*KW) @ cols (group, ., OH*OW)  (BLAS)
-    then bias, residual Z and activation in one pass (``_epilogue``)
+      then bias, residual Z and activation in one pass (``_epilogue``); stems by row
+      bands (``_banded``)
     depthwise (group == C, W is (C*mult, 1, KH, KW)): direct Numba loop, epilogue fused
         (planar; channels-last when the output plane has at most 64 pixels, unless the
         layer is 3x3 with padding 1 and stride 1 or 2: ``_depthwise_3x3``)
-    3x3, stride 1, one group, 16+ channels, constant W (float32): Winograd F(4x4, 3x3)
-        (36 BLAS products, 4x fewer multiply-adds, ``_winograd4``), F(2x2, 3x3) (16
-        products, 2.25x fewer, ``_winograd``), epilogue fused in both, or im2col:
-        whichever ran faster on this machine for this layer (``_tuning``)
-    at most 64 output pixels per image (late layers of small inputs): patches, one dot
-        product per output value and the epilogue in one Numba call (``_pixel_dots``) or
-        the paths below, whichever ran faster for this layer (``_tuning``; with tuning
-        off, the dot products up to 16 pixels)
-    1x1, stride 1, no padding, one group (``_pointwise``): one product per image and the
-        epilogue; with small weights and 2048+ pixels, or bands of columns each with its
-        product and epilogue in cache (``_banded.pointwise_bands``), whichever ran faster
-        for this layer (``_tuning``)
+    winograd4 / winograd: F(4x4, 3x3) (36 BLAS products, ``_winograd4``) or F(2x2, 3x3)
+        (16 products, ``_winograd``), epilogue fused
+    dots: patches, one dot product per output value and the epilogue in one Numba call
+        (``_pixel_dots``), for layers of few output pixels
+    bands: a pointwise layer by bands of columns (``_pointwise``, ``_banded``)
 
-Which of these serves a layer is decided on its first call, with its geometry, activation
-code and kernel arguments, and looked up by value on later calls (``_conv_layer``).
-1-D convolutions run as 2-D ones of height 1. 3-D and up (``_conv_nd``): per image, the
-columns by one numpy copy per kernel tap, one BLAS product per group on the Numba
-threads, then the epilogue. Non-float dtypes run the reference kernel.
+Which algorithm serves a layer is the static rule of one table, ``_conv_rules.CONV``
+(or, with tuning asked for, the fastest of those that may run, timed on its first call);
+it is decided on a layer's first call, with its geometry, activation code and kernel
+arguments, and looked up on later calls (``_conv_layer``). 1-D convolutions run as 2-D
+ones of height 1. 3-D and up (``_conv_nd``): per image, the columns by one numpy copy
+per kernel tap, one BLAS product per group on the Numba threads, then the epilogue.
+Non-float dtypes run the reference kernel.
 https://onnx.ai/onnx/operators/onnx__Conv.html
 """
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._banded import band_rows, banded_conv, eligible as banded_eligible
-from onnxkit.kernels.cpu._banded import pointwise_eligible
 from onnxkit.kernels.cpu._banded import scratch_shape
 from onnxkit.kernels.cpu._blas import matmul, with_library
 from onnxkit.kernels.cpu._buffers import empty, forget_laid_out, keep_laid_out, laid_out, read_only
 from onnxkit.kernels.cpu._conv_layer import LAYERS, Layer, layer_key, recall, remember
 from onnxkit.kernels.cpu._conv_layer import remember_call
 from onnxkit.kernels.cpu._conv_nd import conv_nd
+from onnxkit.kernels.cpu._conv_rules import facts, may_run, rule
 from onnxkit.kernels.cpu._depthwise import depthwise_conv, depthwise_conv_nhwc
 from onnxkit.kernels.cpu._depthwise_3x3 import direct_3x3
 from onnxkit.kernels.cpu._epilogue import epilogue_rows, residual_rows
 from onnxkit.kernels.cpu._im2col import im2col, phase_shape, phases
-from onnxkit.kernels.cpu._pixel_dots import eligible as dots_eligible, pixel_dots_conv
-from onnxkit.kernels.cpu._pixel_dots import rule as dots_rule
+from onnxkit.kernels.cpu._pixel_dots import pixel_dots_conv
 from onnxkit.kernels.cpu._pointwise import is_pointwise, run_bands, run_product
 from onnxkit.kernels.cpu._tuning import chosen, pick, tuning
-from onnxkit.kernels.cpu._winograd import TAG as WINOGRAD_TAG, eligible as winograd_eligible
-from onnxkit.kernels.cpu._winograd import size_rule as winograd_size_rule, winograd_conv
-from onnxkit.kernels.cpu._winograd4 import TAG as WINOGRAD4_TAG
-from onnxkit.kernels.cpu._winograd4 import eligible as winograd4_eligible
-from onnxkit.kernels.cpu._winograd4 import size_rule as winograd4_size_rule, winograd4_conv
+from onnxkit.kernels.cpu._winograd import TAG as WINOGRAD_TAG, winograd_conv
+from onnxkit.kernels.cpu._winograd4 import TAG as WINOGRAD4_TAG, winograd4_conv
 from onnxkit.kernels.cpu.activations import activate_in_place
 from onnxkit.ops.fused.fused_conv import fused_conv as reference_fused_conv
 from onnxkit.ops.nn.conv import conv as reference_conv
@@ -70,6 +64,7 @@ _NO_Z4 = _NO_PHASES
 _NO_Z3 = {t: np.zeros((1, 1, 1), t) for t in FLOATS}
 SMALL_PLANE = 64  # output pixels; at most this many: channels-last depthwise
 _TRANSFORMED = {"winograd": WINOGRAD_TAG, "winograd4": WINOGRAD4_TAG}  # weights laid out
+_RAN = threading.local()  # the algorithm of this thread's last Conv (``ran``)
 
 
 def _supported(X, W, B, Z, group, kernel_shape) -> bool:
@@ -155,47 +150,45 @@ def _run_layer(X, W, B, Z, L):
     Y = L.route(X, W, B, L.no_bias if B is None else read_only(B), Z, L)
     if L.after is not None:
         activate_in_place(Y, L.after)
+    _RAN.algorithm = L.algorithm
     return Y
 
 
+def ran() -> str | None:
+    """The algorithm of the 2-D Conv this thread ran last (``_conv_rules``), once: then
+    None until the next one (the executor's ``trace_extra`` reports it per node)."""
+    algorithm = getattr(_RAN, "algorithm", None)
+    _RAN.algorithm = None
+    return algorithm
+
+
 def _route(L, X, W):
-    """Decide, once per layer, which path serves it (``L.route``): depthwise, a choice
-    among candidates (timed on the first call, ``_choose``), or im2col + BLAS."""
-    g, code, group = L.g, L.code, L.group
-    c, (m, cg) = X.shape[1], W.shape[:2]
-    pixels = g.out[0] * g.out[1]
-    pointwise = code is not None and group == 1 and is_pointwise(W, g, X.shape[2:])
-    if group == c and cg == 1 and code is not None:
-        L.route = _depthwise
-        L.last = (pixels <= SMALL_PLANE and c >= 32 and m == c
+    """Decide, once per layer, which algorithm serves it (``L.route``): the static rule of
+    ``_conv_rules.CONV``, or, with tuning on and more than one that may run, the one
+    timed fastest on the first call (``_choose``)."""
+    g, group = L.g, L.group
+    f = facts(X, W, group, g, L.code)
+    names = may_run(f)
+    L.default = rule(f)
+    routes = {"depthwise": _depthwise, "dots": _by_dots, "winograd4": _run_winograd4,
+              "winograd": _run_winograd, "bands": run_bands,
+              "im2col": run_product if f.pointwise else _run_product}
+    if names[0] == "depthwise":
+        c, m = X.shape[1], W.shape[0]
+        L.last = (f.pixels <= SMALL_PLANE and c >= 32 and m == c
                   and not direct_3x3(W.shape[2:], g.strides, g.dilations, g.begin,
                                      X.shape[2:], g.out))
-    elif code is not None and winograd_eligible(X, W, group, g.strides, g.dilations):
-        L.candidates = {"winograd": _run_winograd, "im2col": _run_im2col}
-        if winograd4_eligible(X, W, group, g.strides, g.dilations):
-            L.candidates["winograd4"] = _run_winograd4
-        if dots_eligible(pixels):
-            L.candidates["dots"] = _by_dots
-        if "dots" in L.candidates and dots_rule(pixels):
-            L.default = "dots"
-        elif "winograd4" in L.candidates and winograd4_size_rule(g.out):
-            L.default = "winograd4"
-        else:
-            L.default = "winograd" if winograd_size_rule(W, g.out) else "im2col"
+    if len(names) == 1:
+        L.route, L.algorithm = routes[L.default], L.default
+        return
+    L.candidates = {name: routes[name] for name in names}
+    if "winograd" in names:
         L.pick_key = ("conv", X.shape, W.shape, g.begin, g.out)
-        L.route = _choose
-    elif code is not None and dots_eligible(pixels):
-        L.candidates = {"dots": _by_dots, "im2col": run_product if pointwise else _run_product}
-        L.default = "dots" if dots_rule(pixels) else "im2col"
+    elif "dots" in names:
         L.pick_key = ("conv dots", X.shape, W.shape, group, g.begin, g.strides, g.dilations)
-        L.route = _choose
-    elif pointwise and pointwise_eligible(m, c, pixels, group, X.itemsize):
-        L.candidates = {"bands": run_bands, "im2col": run_product}
-        L.default = "im2col"
-        L.pick_key = ("conv 1x1", X.shape, W.shape)
-        L.route = _choose
     else:
-        L.route = run_product if pointwise else _run_product
+        L.pick_key = ("conv 1x1", X.shape, W.shape)
+    L.route = _choose
 
 
 def _choose(X, W, B, bias, Z4, L):
@@ -206,7 +199,7 @@ def _choose(X, W, B, bias, Z4, L):
     Y = pick(L.pick_key, {name: (lambda run=run: run(X, W, B, bias, Z4, L))
                           for name, run in L.candidates.items()}, L.default)
     kept = (chosen(L.pick_key) if tuning() else None) or L.default  # what ``pick`` ran
-    L.route = L.candidates[kept]
+    L.route, L.algorithm = L.candidates[kept], kept
     if kept in _TRANSFORMED:
         keep_laid_out(W, _TRANSFORMED[kept])
     for name, tag in _TRANSFORMED.items():
@@ -222,10 +215,6 @@ def _run_winograd(X, W, B, bias, Z4, L):
 
 def _run_winograd4(X, W, B, bias, Z4, L):
     return winograd4_conv(X, W, bias, Z4, L.code, L.g.begin, L.out_shape)
-
-
-def _run_im2col(X, W, B, bias, Z4, L):
-    return _gemm_conv(X, W, B, Z4, L.group, L.g, L.activation, L.params)
 
 
 def _run_product(X, W, B, bias, Z4, L):
