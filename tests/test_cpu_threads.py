@@ -132,3 +132,28 @@ def test_a_run_ending_leaves_blas_on_one_thread_for_a_run_still_going():
         np.testing.assert_array_equal(y, np.full((1, 8), 8, np.float32))
     finally:
         blas_threads.SET(before)
+
+
+def test_one_compiled_kernel_serves_every_thread_setting():
+    """The thread count and the small-work threshold are read when a kernel runs: changing
+    them compiles nothing new (one kernel cache for every setting), and every setting
+    gives the same values."""
+    from numba import get_num_threads, set_num_threads
+
+    from onnxkit.kernels.cpu import _threads, activations
+
+    x = np.random.default_rng(3).standard_normal((64, 1024)).astype(np.float32)
+    want = np.maximum(x, 0)
+    threads, least = get_num_threads(), _threads.min_parallel()
+    signatures = []
+    try:
+        for n in sorted({1, threads}):
+            for values in (1, 1 << 15, 1 << 40):
+                set_num_threads(n)
+                _threads.set_min_parallel(values)
+                np.testing.assert_array_equal(activations.relu(x), want)
+                signatures.append(len(activations.apply_flat.signatures))
+    finally:
+        set_num_threads(threads)
+        _threads.set_min_parallel(least)
+    assert len(set(signatures)) == 1
