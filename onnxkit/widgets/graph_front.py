@@ -57,7 +57,8 @@ function render({ model, el }) {
   };
   const fit = () => {
     const [w, h] = size();
-    zoom = Math.min(1, (wrap.clientWidth - 4) / w, (wrap.clientHeight - 4) / h);
+    const tall = parseFloat(getComputedStyle(wrap).maxHeight) || wrap.clientHeight;
+    zoom = Math.min(1, (wrap.clientWidth - 4) / w, (tall - 4) / h);
     scale();
   };
   const frame = () => {  // the minimap's rectangle: what the scroll box shows
@@ -200,7 +201,7 @@ export default { render };
 CSS = """
 .onnxkit-graph-widget { font-family: system-ui, sans-serif; font-size: 13px; }
 .onnxkit-graph-body { display: flex; gap: 8px; align-items: flex-start; }
-.onnxkit-graph-scroll { overflow: auto; height: 640px; max-width: 100%; flex: 1 1 auto;
+.onnxkit-graph-scroll { overflow: auto; max-height: 640px; max-width: 100%; flex: 1 1 auto;
   border: 1px solid #d0d7e2; background: #fff; }
 .onnxkit-graph-side { flex: 0 0 320px; display: flex; flex-direction: column; gap: 6px; }
 .onnxkit-graph-minimap { position: relative; align-self: flex-start; overflow: hidden;
