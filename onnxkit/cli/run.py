@@ -154,8 +154,8 @@ def timed(sess, feeds, repeat: int, profile: bool, top: int) -> None:
     print(f"{repeat} more runs: median {np.median(times) * 1e3:.2f} ms  fastest "
           f"{min(times) * 1e3:.2f} ms" + ("  (profiled: each node timed)" if profile else ""))
     if prof is not None:
-        say(f"\nkernel time per op type over the {repeat} runs:\n{prof.table()}")
-        say(f"\nthe {top} slowest nodes:\n{prof.table(by='node', top=top)}")
+        say(f"\nkernel time per op type over the {repeat} runs:\n{prof.table(markdown=False)}")
+        say(f"\nthe {top} slowest nodes:\n{prof.table(by='node', top=top, markdown=False)}")
 
 
 def _difference(expected, got, rtol: float, atol: float) -> tuple[bool, str]:
