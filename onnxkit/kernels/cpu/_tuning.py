@@ -69,9 +69,10 @@ def tuning_of_run(tune: bool | None = None):
 def pick(key, candidates: dict, default: str):
     """Run the candidate chosen for ``key`` and return its result (see the module doc).
 
-    ``candidates`` maps a name to a function of no arguments computing the same value.
-    Threads that time the same key at once all return the output of the choice recorded
-    first, the one every later call runs.
+    ``candidates`` maps a name to a function of no arguments computing the same value,
+    returned or written in place (returning None: the chosen one then runs last). Threads
+    that time the same key at once all give the output of the choice recorded first, the
+    one every later call runs.
     """
     if not tuning():
         return candidates[default]()
@@ -91,6 +92,8 @@ def pick(key, candidates: dict, default: str):
         if chosen is None:
             chosen = _CHOSEN[key] = min(best, key=best.get)
             TUNING_LOG.append((key, chosen, best))
+    if results[chosen] is None and chosen != name:
+        candidates[chosen]()  # candidates writing in place: the output is the last one's
     return results[chosen]
 
 
