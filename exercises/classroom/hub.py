@@ -26,7 +26,7 @@ from pathlib import Path
 import psutil
 import requests
 
-from exercises.nbgrader_course import ROOT, environment, nbgrader, release
+from exercises.nbgrader_course import ROOT, environment, nbgrader, release, write_course
 
 HERE = Path(__file__).resolve().parent
 CONFIG = HERE / "jupyterhub_config.py"
@@ -65,16 +65,21 @@ class Classroom:
         return self.state / "exchange"
 
     def prepare(self) -> list[str]:
-        """The student release (nbgrader generate_assignment), put in the exchange where
-        students submit (nbgrader release_assignment); the assignments."""
+        """The student release of the assignments that have none yet (nbgrader
+        generate_assignment; `make assignments` remakes them all), put in the exchange
+        where students fetch and submit (nbgrader release_assignment); the assignments."""
         if not PROXY.exists():
-            raise ClassroomError(f"no {PROXY}: run `npm install` in {HERE} (make classroom does)")
+            raise ClassroomError(f"no {PROXY}: run `npm ci` in {HERE} (make venv does)")
         self.exchange.mkdir(parents=True, exist_ok=True)
         self.exchange.chmod(0o777)  # nbgrader's exchange: every student writes there
-        names = release(self.course, self.assignments, exchange=self.exchange)
-        for name in names:
+        names = write_course(self.course, self.exchange)
+        chosen = self.assignments or names
+        missing = [n for n in chosen if not (self.course / "release" / n / f"{n}.ipynb").exists()]
+        if missing:
+            release(self.course, missing, exchange=self.exchange)
+        for name in chosen:
             nbgrader(self.course, "release_assignment", name, "--force")
-        return names
+        return chosen
 
     def start(self, timeout: float = 120) -> None:
         self.state.mkdir(parents=True, exist_ok=True)
