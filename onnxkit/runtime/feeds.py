@@ -22,7 +22,7 @@ from typing import Any, Mapping
 import numpy as np
 from onnx import TensorProto, TypeProto, ValueInfoProto
 
-from onnxkit.errors import InputError, quoted, shown
+from onnxkit.errors import InputError, listed, quoted, shown
 from onnxkit.runtime.values import describe_value, np_dtype, shape_of, type_string
 
 
@@ -48,7 +48,7 @@ class FeedChecker:
     def __init__(self, declared: list[ValueInfoProto], optional: set[str]):
         self._expected = {vi.name: _checker(vi.type, vi.name) for vi in declared}
         self._required = [vi.name for vi in declared if vi.name not in optional]
-        self._shown = ", ".join(repr(vi.name) for vi in declared if vi.name not in optional)
+        self._shown = listed(vi.name for vi in declared if vi.name not in optional)
 
     def __call__(self, feeds: Mapping[str, Any]) -> dict[str, Any]:
         if not isinstance(feeds, Mapping):
@@ -57,11 +57,11 @@ class FeedChecker:
         expected = self._expected
         unknown = [n for n in feeds if n not in expected]
         if unknown:
-            raise InputError(f"unknown input name(s) {', '.join(map(repr, unknown))}; the "
+            raise InputError(f"unknown input name(s) {listed(map(str, unknown))}; the "
                              f"model's inputs are: {self._shown}")
         missing = [n for n in self._required if n not in feeds]
         if missing:
-            raise InputError(f"missing input(s) {', '.join(map(repr, missing))}: give a value "
+            raise InputError(f"missing input(s) {listed(missing)}: give a value "
                              "for each")
         return {name: expected[name].check(value, None) for name, value in feeds.items()}
 

@@ -107,28 +107,28 @@ def tensor_to_array(tensor: TensorProto, base_dir: str | None = None) -> np.ndar
 
     A tensor whose data does not match its dims or type is a ``ModelLoadError``.
     """
-    from onnxkit.errors import ModelLoadError
+    from onnxkit.errors import ModelLoadError, quoted
     from onnxkit.runtime.limits import check_allocation
 
     if tensor.data_location == TensorProto.EXTERNAL:
-        raise ModelLoadError(f"tensor {tensor.name!r} still points at external data; load the model "
+        raise ModelLoadError(f"tensor {quoted(tensor.name)} still points at external data; load the model "
                              f"with onnxkit.load from its path")
     if any(d < 0 for d in tensor.dims):
-        raise ModelLoadError(f"tensor {tensor.name!r} has a negative dimension: dims {list(tensor.dims)}")
+        raise ModelLoadError(f"tensor {quoted(tensor.name)} has a negative dimension: dims {list(tensor.dims)}")
     try:
         check_allocation(list(tensor.dims), np_dtype(tensor.data_type) if tensor.data_type != TensorProto.STRING else np.uint8,
-                         f"tensor {tensor.name!r}")
+                         f"tensor {quoted(tensor.name)}")
         return onnx.numpy_helper.to_array(tensor, base_dir or "")
     except (ValueError, TypeError, KeyError, IndexError, OverflowError, MemoryError) as exc:
         raise ModelLoadError(
-            f"tensor {tensor.name!r} (type {TensorProto.DataType.Name(tensor.data_type) if tensor.data_type in TensorProto.DataType.values() else tensor.data_type}, "
+            f"tensor {quoted(tensor.name)} (type {TensorProto.DataType.Name(tensor.data_type) if tensor.data_type in TensorProto.DataType.values() else tensor.data_type}, "
             f"dims {list(tensor.dims)}) is malformed: {exc}"
         ) from exc
 
 
 def sparse_to_dense(sparse: onnx.SparseTensorProto) -> np.ndarray:
     """SparseTensorProto -> dense array (values scattered at their linear or ND indices)."""
-    from onnxkit.errors import ModelLoadError
+    from onnxkit.errors import ModelLoadError, quoted
     from onnxkit.runtime.limits import check_allocation
 
     values = tensor_to_array(sparse.values)

@@ -103,3 +103,33 @@ def test_widget_lookups_name_huge_values_briefly():
         with pytest.raises(KeyError) as info:
             lookup()
         assert len(str(info.value)) < 1024 and TAG in str(info.value)
+
+
+def _feed_model():
+    return _model([helper.make_node("Relu", [HUGE], ["y"], name="n")], inputs=(HUGE,))
+
+
+@pytest.mark.parametrize("feeds", [
+    pytest.param(lambda: {}, id="missing input"),
+    pytest.param(lambda: {HUGE: np.ones(2, np.float32), "z" + HUGE: 1}, id="unknown input"),
+    pytest.param(lambda: {HUGE: np.ones(3, np.float32)}, id="wrong shape"),
+])
+def test_feeds_name_huge_inputs_briefly(feeds):
+    with pytest.raises(errors.InputError) as info:
+        onnxkit.Session(_feed_model(), executor="reference").run(None, feeds())
+    message = str(info.value)
+    assert len(message) < 1024, f"{len(message)} characters"
+    assert TAG in message and "\u202e" not in message
+
+
+def test_a_malformed_initializer_with_a_huge_name_is_named_briefly():
+    bad = helper.make_tensor(HUGE, F, [4], [1.0, 2.0, 3.0, 4.0])
+    del bad.float_data[:]
+    bad.raw_data = b"\0" * 3  # 3 bytes for 4 floats
+    model = _model([helper.make_node("Add", ["x", HUGE], ["y"], name="n")], initializers=[bad])
+    model.graph.initializer[0].dims[:] = [2]
+    with pytest.raises(errors.OnnxkitError) as info:
+        onnxkit.Session(model, executor="reference").run(None, {"x": np.ones(2, np.float32)})
+    message = str(info.value)
+    assert len(message) < 1024, f"{len(message)} characters"
+    assert TAG in message
