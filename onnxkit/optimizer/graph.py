@@ -22,6 +22,7 @@ from onnx import GraphProto, ModelProto, NodeProto, TensorProto, TypeProto, help
 
 from onnxkit.ops.registry import normalize_domain
 from onnxkit.optimizer.nodes import constant_node_value, copy_node, make_node, node_reads, rename_reads
+from onnxkit.runtime.values import tensor_to_array
 from onnxkit.shape_inference import infer_shapes
 
 #: initializers with more elements than this are left out of the shape-inference skeleton
@@ -159,7 +160,7 @@ class Graph:
             return None
         if value not in self._arrays:
             if value in self.initializers:
-                self._arrays[value] = numpy_helper.to_array(self.initializers[value])
+                self._arrays[value] = tensor_to_array(self.initializers[value])
             else:
                 self._arrays[value] = constant_node_value(self.producer(value))
         return self._arrays[value]
@@ -173,7 +174,7 @@ class Graph:
             t = self.initializers[name]
             if t.HasField("raw_data"):
                 return hashlib.sha1(t.raw_data).hexdigest()
-            arr = numpy_helper.to_array(t)
+            arr = tensor_to_array(t)
         return None if arr.dtype == object else hashlib.sha1(arr.tobytes()).hexdigest()
 
     def add_initializer(self, base: str, array: np.ndarray) -> str:

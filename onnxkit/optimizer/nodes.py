@@ -70,7 +70,9 @@ def constant_node_value(node: NodeProto) -> np.ndarray:
     """The value of a ``Constant`` node, whichever attribute holds it."""
     a = node.attribute[0]
     if a.name == "value":
-        return numpy_helper.to_array(a.t)
+        from onnxkit.runtime.values import tensor_to_array
+
+        return tensor_to_array(a.t)
     if a.name == "sparse_value":
         from onnxkit.runtime.values import sparse_to_dense
 
