@@ -84,12 +84,14 @@ class GraphWidget(anywidget.AnyWidget):
         self._data = data_nodes(self.graph) if self.blocks else set()
         folded = fold is True or (fold is None and len(self.graph.nodes) > FOLD_ABOVE)
         self._hidden: dict[str, Block] = {}
-        super().__init__(expanded=opened, traced=self.trace is not None,
-                         opened=[] if folded else ["*"])
+        unfolded = [] if folded else ["*"]
         self._lazy = sum(1 for _ in self.graph.walk()) > EAGER_DETAILS
-        if not self._lazy:
-            self.details = {**self._all_details(), **{b.id: self._block_details(b) for b in self.blocks}}
-        self.svg = self.render()
+        details = {} if self._lazy else {**self._all_details(),
+                                         **{b.id: self._block_details(b) for b in self.blocks}}
+        # the drawing and details go in the state the widget opens with: set afterwards, as
+        # separate updates, a view created meanwhile could miss them and stay empty
+        super().__init__(expanded=opened, traced=self.trace is not None, opened=unfolded,
+                         svg=self.render(opened, unfolded), details=details)
         self.observe(self._redraw, names=["expanded", "opened"])
         self.observe(self._searched, names=["query"])
         self.observe(self._selected, names=["selected"])
@@ -172,12 +174,15 @@ class GraphWidget(anywidget.AnyWidget):
             raise ValueError("no trace attached: show(model, trace=TraceRecorder(keep_values=True))")
         return TensorView(self.trace.value(name, path), name=name)
 
-    def render(self) -> str:
+    def render(self, expanded=None, opened=None) -> str:
+        """The SVG for the current (or the given) expanded subgraphs and unfolded blocks."""
+        expanded = self.expanded if expanded is None else expanded
+        opened = self.opened if opened is None else opened
         ran = None
         if self.trace is not None:
             ran = frozenset(self.trace_ids[k] for k in self.trace.keys() if k in self.trace_ids)
-        options = DrawOptions(frozenset(self.expanded), self.highlight, ran)
-        opened = {b.id for b in self.blocks} if "*" in self.opened else set(self.opened)
+        options = DrawOptions(frozenset(expanded), self.highlight, ran)
+        opened = {b.id for b in self.blocks} if "*" in opened else set(opened)
         shown, self._hidden = fold_blocks(self.graph, self.blocks, opened, self._data)
         return render_svg(shown, options, title=self.graph.name)
 
