@@ -8,7 +8,7 @@ rule, where an attribute became an input, the attribute form.
 from __future__ import annotations
 
 import numpy as np
-from onnx import TensorProto, helper
+from onnx import helper
 
 from onnxkit.conformance.cases import Case
 
