@@ -73,6 +73,7 @@ def _value_text(x, decimals: int) -> str:
 
 
 def _render_one(ref, out, rtol, atol, where: str) -> list[str]:
+    ref, out = (np.asarray(v) if isinstance(v, np.generic) else v for v in (ref, out))  # 0-d results
     if isinstance(ref, list) or ref is None:
         if isinstance(ref, list) and isinstance(out, list) and len(ref) == len(out):
             lines = [f"{where}: sequence of {len(ref)}"]

@@ -43,3 +43,11 @@ def test_a_broken_kernel_is_an_nbval_diff_naming_operator_and_case(tmp_path):
     broken = _nbval(Path(path), "tests.conformance.broken_relu:BrokenRelu")
     assert broken.returncode != 0
     assert "show('test_relu', 'Relu'" in broken.stdout and "values outside rtol=0.001" in broken.stdout
+
+
+def test_render_reads_numpy_scalars_as_0_d_arrays():
+    """onnx's expected outputs of reductions to a scalar are numpy scalars, not arrays."""
+    import numpy as np
+
+    text = render("test_x", "Op", [np.float32(1.5)], [np.float32(1.5)], 1e-3, 0)
+    assert text == "Op test_x\noutput 0: shape () float32\n  1.500"
