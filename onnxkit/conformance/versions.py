@@ -49,6 +49,8 @@ SEMANTICS_CHANGED = {
     "Softmax": 13, "LogSoftmax": 13, "Hardmax": 13,  # before 13: input coerced to 2-D at axis
     "Resize": 11, "Upsample": 9,                     # before 11: asymmetric coordinates only
     "BatchNormalization": 9,                         # before 9: the 'spatial' attribute
+    "OneHot": 11,                                    # before 11: negative indices are "off"
+    "GridSample": 20,                                # before 20: 4-D inputs only
 }
 
 
