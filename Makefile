@@ -44,6 +44,7 @@ test: venv browser
 	$(MAKE) --no-print-directory test-threads
 	$(MAKE) --no-print-directory test-cuda-sim
 	ONNXKIT_CPU_NOTICE=0 $(PY) -m pytest -p no:cacheprovider -q --nbval notebooks --nbval-sanitize-with notebooks/sanitize.cfg
+	$(PY) -m pytest -n $(JOBS) --dist loadfile -p no:cacheprovider -q --nbval spec_tests/notebooks
 	$(MAKE) --no-print-directory test-nbconvert
 
 test-unit: venv warm
