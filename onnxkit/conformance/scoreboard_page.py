@@ -150,6 +150,32 @@ def plot(board: dict, path: str) -> None:
     plt.close(fig)
 
 
+def merge(boards: list[dict]) -> dict:
+    """One board from several runs (e.g. a slow runtime on a sparser subset): the union of
+    their cases; a runtime's cell for a case its run did not include is ``skip``, saying so."""
+    from onnxkit.conformance.scoreboard import Cell, totals
+
+    cases, index = [], {}
+    for board in boards:
+        for case in board["cases"]:
+            if case["name"] not in index:
+                index[case["name"]] = len(cases)
+                cases.append(case)
+    merged = dict(boards[0], cases=cases, runtimes={}, seconds=sum(b["seconds"] for b in boards),
+                  date=max(b["date"] for b in boards))
+    for board in boards:
+        for name, rt in board["runtimes"].items():
+            if not rt.get("installed"):
+                merged["runtimes"].setdefault(name, rt)
+                continue
+            cells = [{"state": "skip", "message": "not run: this runtime ran a sparser subset"}] * len(cases)
+            for case, cell in zip(board["cases"], rt["cells"]):
+                cells[index[case["name"]]] = cell
+            counted = totals([Cell(c["state"]) for c in cells])
+            merged["runtimes"][name] = dict(rt, cells=cells, totals=counted)
+    return merged
+
+
 def write(board: dict, folder: str) -> dict[str, str]:
     """scoreboard.html, scoreboard.json and scoreboard.png in ``folder``."""
     os.makedirs(folder, exist_ok=True)

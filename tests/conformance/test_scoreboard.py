@@ -54,3 +54,19 @@ def test_every_string_on_the_page_is_escaped():
     page = scoreboard_page.render_html(board)
     assert "<script>" not in page and "<img" not in page and "onerror=alert(2)>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_merged_boards_mark_cases_a_runtime_did_not_run():
+    def board(cases, name, states):
+        return {"date": "d", "onnx": "1.23.2", "machine": "m", "seconds": 1, "timeout": 1,
+                "cases": [{"name": c, "kind": "node", "operators": ["Relu-14"]} for c in cases],
+                "runtimes": {name: {"installed": True, "version": "1", "seconds": 1, "restarts": 0,
+                                    "totals": {}, "cells": [{"state": s} for s in states]}}}
+
+    merged = scoreboard_page.merge([board(["a", "b", "c"], "fast", ["pass", "fail", "pass"]),
+                                    board(["a"], "slow", ["pass"])])
+    assert [c["name"] for c in merged["cases"]] == ["a", "b", "c"]
+    assert merged["runtimes"]["fast"]["totals"]["fail"] == 1
+    slow = merged["runtimes"]["slow"]
+    assert [c["state"] for c in slow["cells"]] == ["pass", "skip", "skip"]
+    assert slow["totals"]["pass"] == 1 and slow["totals"]["skip"] == 2
