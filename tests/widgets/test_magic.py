@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 
 import numpy as np
 import onnx
@@ -14,16 +13,6 @@ from onnxkit.widgets import GraphWidget
 from tests.widgets._models import CHAIN, model
 
 IPython = pytest.importorskip("IPython")
-
-
-@pytest.fixture(scope="module")
-def shell(tmp_path_factory):
-    os.environ.setdefault("IPYTHONDIR", str(tmp_path_factory.mktemp("ipython")))
-    from IPython.core.interactiveshell import InteractiveShell
-
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "onnxkit.magic")
-    return ip
 
 
 @pytest.fixture

@@ -18,16 +18,6 @@ CELL = "\ng (float[N] x) => (float[N] y) { y = Relu(x) }\n"
 RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
-@pytest.fixture(scope="module")
-def shell(tmp_path_factory):
-    os.environ.setdefault("IPYTHONDIR", str(tmp_path_factory.mktemp("ipython")))
-    from IPython.core.interactiveshell import InteractiveShell
-
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "onnxkit.magic")
-    return ip
-
-
 @pytest.fixture
 def ns(shell, tmp_path):
     fifo = tmp_path / "fifo"
