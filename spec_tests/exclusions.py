@@ -5,18 +5,10 @@
 
 import os
 
-_RANDOM = ("expected output was drawn with numpy's global random state when onnx generated the "
-           "case (np.random.binomial / uniform), not from the node's seed: the spec calls the "
-           "operator non-deterministic, so no runtime can reproduce these values")
+from onnxkit.conformance.exclusions import EXCLUDED as CONFORMANCE_EXCLUDED
 
-EXCLUDED: dict[str, str] = {
-    "test_bernoulli": _RANDOM,
-    "test_bernoulli_double": _RANDOM,
-    "test_bernoulli_seed": _RANDOM,
-    "test_bernoulli_expanded": _RANDOM,
-    "test_bernoulli_double_expanded": _RANDOM,
-    "test_bernoulli_seed_expanded": _RANDOM,
-}
+# every runtime's exclusions (random outputs) live with the conformance kit
+EXCLUDED: dict[str, str] = dict(CONFORMANCE_EXCLUDED)
 
 # Per executor: cases outside the operators an executor claims (e.g. the cuda subset).
 EXCLUDED_BY_EXECUTOR: dict[str, dict[str, str]] = {}

@@ -8,6 +8,7 @@ import re
 from onnxkit.cli.common import MAX_JOBS, ArgumentError, bounded_int, say, short
 from onnxkit.cli.outputs import file_stem
 from onnxkit.conformance.cases import MODEL_KINDS
+from onnxkit.conformance.exclusions import EXCLUDED
 from onnxkit.conformance.suite import run_suite, select_cases
 from onnxkit.html import terminal_text
 
@@ -25,14 +26,10 @@ def add_arguments(parser) -> None:
                         help="folder for the JSON/Markdown/PNG report (its files for this "
                              "backend are replaced)")
     parser.add_argument("--no-exclusions", action="store_true",
-                        help="also run the cases spec_tests/exclusions.py excludes")
+                        help="also run the cases onnxkit.conformance.exclusions excludes")
 
 
 def _exclusions() -> dict[str, str]:
-    try:
-        from spec_tests.exclusions import EXCLUDED
-    except ImportError:
-        return {}
     return dict(EXCLUDED)
 
 

@@ -8,6 +8,7 @@ Each runtime runs in a worker process of its own, with a per-case timeout.
 from __future__ import annotations
 
 from onnxkit.conformance.cases import MODEL_KINDS
+from onnxkit.conformance.exclusions import EXCLUDED
 from onnxkit.conformance.runtimes import ALIASES, RUNTIMES
 from onnxkit.errors import OnnxkitError
 from onnxkit.html import terminal_text
@@ -57,14 +58,7 @@ def main(args) -> int:
     cases = _cases(args)
     if not cases:
         raise OnnxkitError("no case matches the selection")
-    excluded = {}
-    if not args.no_exclusions:
-        try:
-            from spec_tests.exclusions import EXCLUDED
-
-            excluded = dict(EXCLUDED)
-        except ImportError:
-            pass
+    excluded = {} if args.no_exclusions else dict(EXCLUDED)
     board = run_scoreboard(names, cases, args.jobs, args.timeout, excluded)
     paths = scoreboard_page.write(board, args.out)
     for name, rt in board["runtimes"].items():
