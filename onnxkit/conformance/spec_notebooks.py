@@ -12,6 +12,7 @@ chosen with ``ONNXKIT_SPEC_RUNTIME`` (default ``reference``).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import sys
@@ -83,7 +84,28 @@ def _tested_op(case) -> tuple[str, str]:
 
 
 def case_modules() -> dict[str, str]:
-    """case name -> the module of ``onnx.backend.test.case.node`` that defines it."""
+    """case name -> the module of ``onnx.backend.test.case.node`` that defines it.
+
+    onnx makes a module's cases while the module is imported, so they are listed by a
+    fresh interpreter: in one that imported them before (``node_cases``, say) importing
+    again makes nothing."""
+    import json
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+    code = ("import json; from onnxkit.conformance.spec_notebooks import _case_modules_here; "
+            "print(json.dumps(_case_modules_here()))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          timeout=600)
+    if done.returncode != 0:
+        raise RuntimeError(f"listing onnx's node case modules failed:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def _case_modules_here() -> dict[str, str]:
+    """``case_modules`` in this interpreter, which must not have imported them yet."""
     import importlib
     import pkgutil
     import warnings
@@ -106,11 +128,9 @@ def case_modules() -> dict[str, str]:
 
 
 def _excluded() -> set[str]:
-    """The cases spec_tests/exclusions.py excludes (random outputs, e.g. Bernoulli's)."""
-    try:
-        from spec_tests.exclusions import EXCLUDED
-    except ImportError:
-        return set()
+    """The cases the kit excludes (random outputs, e.g. Bernoulli's)."""
+    from onnxkit.conformance.exclusions import EXCLUDED
+
     return set(EXCLUDED)
 
 
@@ -159,6 +179,8 @@ def notebook(family: str, ops: list):
                                       for _, exp in case.data_sets)
             cell.outputs = [new_output("stream", name="stdout", text=expected_text + "\n")]
             cells.append(cell)
+    for k, cell in enumerate(cells):  # ids from the place, so a rerun writes the same file
+        cell["id"] = hashlib.sha1(f"{family}:{k}".encode()).hexdigest()[:8]
     nb = new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
                                                              "language": "python"}})
     nbformat.validate(nb)
