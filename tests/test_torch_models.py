@@ -1,5 +1,7 @@
 """PyTorch exports of real model families, run by onnxkit, compared with onnxruntime."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -81,8 +83,9 @@ def test_command_line_info_and_run_on_exports(family, tmp_path, capsys):
     info = capsys.readouterr().out
     assert f"inp: tensor({'int64' if family == 'TinyEncoder' else 'float'})" in info
     assert main(["run", str(path), "-o", str(tmp_path / "out")]) == 0
-    (out_file,) = (tmp_path / "out").iterdir()
-    saved = np.load(out_file)
+    manifest = json.loads((tmp_path / "out" / "outputs.json").read_text())
+    (entry,) = manifest["outputs"]  # the manifest names the one output's file
+    saved = np.load(tmp_path / "out" / entry["file"], allow_pickle=False)
     # the saved output is what onnxruntime computes on the same (seeded) random input
     from onnxkit.inputs import random_feeds
     want = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, random_feeds(model))[0]
