@@ -134,7 +134,7 @@ def save(folder: str, model, feeds: dict, results: dict) -> str:
     """Keep a disagreement as a case folder (model.onnx, inputs.npz, answers.json)."""
     os.makedirs(folder, exist_ok=True)
     onnx.save(model, os.path.join(folder, "model.onnx"))
-    np.savez(os.path.join(folder, "inputs.npz"), **feeds)
+    np.savez(os.path.join(folder, "inputs.npz"), allow_pickle=False, **feeds)
     groups = disagreement(results) or []
     with open(os.path.join(folder, "answers.json"), "w") as f:
         json.dump({"groups": groups, "answers": {k: _describe(v) for k, v in results.items()}},
@@ -145,7 +145,7 @@ def save(folder: str, model, feeds: dict, results: dict) -> str:
 def load(folder: str):
     """(model, feeds) of a saved case folder."""
     model = onnx.load(os.path.join(folder, "model.onnx"))
-    with np.load(os.path.join(folder, "inputs.npz")) as data:
+    with np.load(os.path.join(folder, "inputs.npz"), allow_pickle=False) as data:
         feeds = {k: data[k] for k in data.files}
     return model, feeds
 

@@ -22,9 +22,15 @@ from tests.hostile.sandbox import Case, Sandbox
 
 PACKAGE = Path(onnxkit.__file__).parent
 
-# dynamic imports of onnxkit's own modules (names from the package, never from a model)
+# dynamic imports of onnxkit's own modules or onnx's case modules (names from the package
+# or from onnx, never from a model)
 IMPORT_MODULE_ALLOWED = {"ops/__init__.py", "kernels/cpu/__init__.py", "kernels/cuda/__init__.py",
-                         "cli/__init__.py", "conformance/backends.py"}
+                         "cli/__init__.py", "conformance/backends.py", "conformance/runtimes/__init__.py",
+                         "conformance/spec_cells.py", "conformance/spec_notebooks.py"}
+# processes started with fixed code, never with anything from a model
+SPAWN_ALLOWED = {"conformance/spec_notebooks.py"}  # lists onnx's case modules in a fresh interpreter
+SPAWNS = {("subprocess", "run"), ("subprocess", "Popen"), ("subprocess", "call"),
+          ("subprocess", "check_output")}
 NEVER = {"eval", "exec", "compile", "__import__", "breakpoint"}
 NEVER_ATTR = {("pickle", "load"), ("pickle", "loads"), ("pickle", "Unpickler"), ("marshal", "load"),
               ("marshal", "loads"), ("shelve", "open"), ("yaml", "load"), ("dill", "load"),
@@ -58,7 +64,8 @@ def test_source_never_evaluates_unpickles_or_spawns():
             if not isinstance(func, ast.Attribute):
                 continue
             base = ast.unparse(func.value)
-            if (base.split(".")[-1], func.attr) in NEVER_ATTR:
+            called = (base.split(".")[-1], func.attr)
+            if called in NEVER_ATTR and not (called in SPAWNS and rel in SPAWN_ALLOWED):
                 problems.append(where)
             if func.attr == "load" and base in ("np", "numpy"):
                 flag = _keyword(call, "allow_pickle")
