@@ -126,29 +126,37 @@ class _Tensor:
         if self.bad_elem:
             raise InputError(f"input {quoted(self.name)} is declared as {self.type}, an element "
                              f"type onnxkit cannot hold")
+        value, wrong = self._fit(value)
+        if wrong is None:
+            return value
+        kind, axis, want = wrong
+        dims, name = self.dims, quoted(self.name)
+        if kind == "dtype":
+            raise InputError(f"input {name} expects {self.type} ({want}), got an array of "
+                             f"{value.dtype}; convert it with .astype(np.{want})")
+        if kind == "rank":
+            raise InputError(f"input {name} expects rank {len(dims)} (shape {dims}), got rank "
+                             f"{value.ndim} (shape {list(value.shape)})")
+        raise InputError(f"input {name} expects dimension {axis} to be {want} (shape "
+                         f"{dims}), got shape {list(value.shape)}")
+
+    def _fit(self, value: np.ndarray) -> tuple[np.ndarray, tuple | None]:
+        """``value`` (strings as object arrays) and what does not fit the declared type:
+        None, or ("dtype", None, dtype) / ("rank", None, None) / ("dim", axis, size)."""
         expected = self.dtype
         if expected is not None:
             if expected == np.dtype(object) and value.dtype.kind in "OUS":
                 value = value.astype(object)
             elif value.dtype != expected:
-                raise InputError(
-                    f"input {quoted(self.name)} expects {self.type} ({expected}), got an array of "
-                    f"{value.dtype}; convert it with .astype(np.{expected})"
-                )
+                return value, ("dtype", None, expected)
         dims = self.dims
         if dims is not None:
             if value.ndim != len(dims):
-                raise InputError(
-                    f"input {quoted(self.name)} expects rank {len(dims)} (shape {dims}), got rank "
-                    f"{value.ndim} (shape {list(value.shape)})"
-                )
+                return value, ("rank", None, None)
             for axis, (want, got) in enumerate(zip(dims, value.shape)):
                 if isinstance(want, int) and want > 0 and want != got:
-                    raise InputError(
-                        f"input {quoted(self.name)} expects dimension {axis} to be {want} (shape "
-                        f"{dims}), got shape {list(value.shape)}"
-                    )
-        return value
+                    return value, ("dim", axis, want)
+        return value, None
 
     def _element(self, value: Any, place: _Place) -> np.ndarray:
         """A tensor inside a sequence, map or optional: a numpy array (or numpy scalar)."""
@@ -159,24 +167,18 @@ class _Tensor:
         if self.bad_elem:
             raise place.error(f"cannot be held: {self.type} is an element type onnxkit "
                               f"cannot hold")
-        expected = self.dtype
-        if expected is not None:
-            if expected == np.dtype(object) and value.dtype.kind in "OUS":
-                value = value.astype(object)
-            elif value.dtype != expected:
-                raise place.error(f"is an array of {value.dtype}, not {expected}; convert it "
-                                  f"with .astype(np.{expected})")
-        dims = self.dims
-        if dims is not None:
-            shape = list(value.shape)
-            if value.ndim != len(dims):
-                raise place.error(f"has rank {value.ndim} (shape {shape}); the rank must be "
-                                  f"{len(dims)} (shape {dims})")
-            for axis, (want, got) in enumerate(zip(dims, value.shape)):
-                if isinstance(want, int) and want > 0 and want != got:
-                    raise place.error(f"has shape {shape}; dimension {axis} must be {want} "
-                                      f"(shape {dims})")
-        return value
+        value, wrong = self._fit(value)
+        if wrong is None:
+            return value
+        kind, axis, want = wrong
+        dims, shape = self.dims, list(value.shape)
+        if kind == "dtype":
+            raise place.error(f"is an array of {value.dtype}, not {want}; convert it "
+                              f"with .astype(np.{want})")
+        if kind == "rank":
+            raise place.error(f"has rank {value.ndim} (shape {shape}); the rank must be "
+                              f"{len(dims)} (shape {dims})")
+        raise place.error(f"has shape {shape}; dimension {axis} must be {want} (shape {dims})")
 
     def scalar(self, value: Any, place: _Place) -> Any:
         """A map's value: a Python or numpy scalar of T's kind, or an array of T, as given."""
