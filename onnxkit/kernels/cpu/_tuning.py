@@ -10,7 +10,7 @@ geometry) runs every candidate three times, keeps the fastest by its best time (
 first run of each pays for its new buffers) and returns that candidate's output; later
 calls with the key run the winner alone, as cuDNN's benchmark mode does. ``TUNING_LOG``
 holds ``(key, winner, {candidate: ms})`` for every decision. Why timing can beat the
-rule, measured: ``docs/cpu.md``.
+static rule: ``docs/cpu.md``.
 """
 
 from __future__ import annotations
