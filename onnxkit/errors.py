@@ -40,12 +40,27 @@ class AttributeMismatchError(OnnxkitError):
     """A node's attribute is missing, unknown or of the wrong type."""
 
 
+class AttributeValueError(AttributeMismatchError, ValueError):
+    """A node's attribute has a value its op does not accept (an unknown mode, an odd
+    blocksize...). Also a ``ValueError``, so code that caught one before still does."""
+
+
 class InputError(OnnxkitError):
     """A feed given to Session.run is unknown, missing, or of the wrong type or shape."""
 
 
 class KernelError(OnnxkitError):
     """A kernel failed while running a node; the message names the node and its inputs."""
+
+
+class KernelInputError(KernelError, ValueError):
+    """A kernel's inputs do not fit its op (rank, shape, value range); the message names the
+    op and the input. Also a ``ValueError``, so code that caught one before still does."""
+
+
+class KernelIndexError(KernelError, IndexError):
+    """An index input points outside the tensor it indexes (Gather, ScatterND...). Also an
+    ``IndexError``."""
 
 
 class LimitExceededError(OnnxkitError):

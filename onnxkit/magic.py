@@ -29,7 +29,7 @@ from onnxkit.html import terminal_text
 _SESSIONS: dict[tuple, Any] = {}
 
 
-class MagicError(Exception):
+class MagicError(OnnxkitError):
     """Shown by IPython as one line (no traceback): what went wrong and what to do."""
 
     def __init__(self, message: str):

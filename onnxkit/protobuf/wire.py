@@ -20,13 +20,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from onnxkit.errors import ModelLoadError
+
 VARINT, I64, LEN, SGROUP, EGROUP, I32 = 0, 1, 2, 3, 4, 5
 WIRE_TYPE_NAMES = {VARINT: "varint", I64: "i64", LEN: "len", SGROUP: "sgroup", EGROUP: "egroup",
                    I32: "i32"}
 
 
-class WireError(ValueError):
-    """The bytes are not a well-formed protobuf message (truncated, bad tag, bad length)."""
+class WireError(ModelLoadError, ValueError):
+    """The bytes are not a well-formed protobuf message (truncated, bad tag, bad length).
+    A ``ModelLoadError``, and a ``ValueError`` as it always was."""
 
 
 def encode_varint(value: int) -> bytes:

@@ -204,7 +204,7 @@ def conv_nd(X, W, B=None, Z=None, *, auto_pad="NOTSET", dilations=None, group=1,
     bias = _same_dtype(B, X, "B")
     z = _same_dtype(Z, X, "Z")
     if z is not None and z.shape != out.shape:
-        raise ValueError(f"Z has shape {list(z.shape)}, the convolution gives {list(out.shape)}")
+        raise KernelError(f"Z has shape {list(z.shape)}, the convolution gives {list(out.shape)}")
     if out.size == 0:
         return out
     cg, mg = c // group, m // group

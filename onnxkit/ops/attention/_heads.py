@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from onnxkit.errors import KernelInputError
+
 
 def split_heads(x: np.ndarray, num_heads: int) -> np.ndarray:
     """[batch, seq, heads*size] -> [batch, heads, seq, size]."""
     batch, seq, hidden = x.shape
     if num_heads <= 0 or hidden % num_heads:
-        raise ValueError(f"hidden size {hidden} is not a multiple of num_heads={num_heads}")
+        raise KernelInputError(f"hidden size {hidden} is not a multiple of num_heads={num_heads}")
     return x.reshape(batch, seq, num_heads, hidden // num_heads).transpose(0, 2, 1, 3)
 
 
@@ -25,7 +27,8 @@ def repeat_kv(x: np.ndarray, q_heads: int) -> np.ndarray:
     if q_heads == kv_heads:
         return x
     if kv_heads == 0 or q_heads % kv_heads:
-        raise ValueError(f"q_num_heads={q_heads} must be a multiple of kv_num_heads={kv_heads}")
+        raise KernelInputError(f"q_num_heads={q_heads} must be a multiple of "
+                               f"kv_num_heads={kv_heads}")
     return np.repeat(x, q_heads // kv_heads, axis=1)
 
 

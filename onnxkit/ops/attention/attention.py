@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from onnxkit.errors import AttributeValueError, KernelInputError
 from onnxkit.ops.attention._heads import matmul, merge_heads, repeat_kv, softmax_rows, split_heads
 from onnxkit.ops.registry import op
 from onnxkit.runtime.limits import check_allocation
@@ -40,10 +41,12 @@ def attention_25(Q, K, V, attn_mask=None, past_key=None, past_value=None, nonpad
                  scale=None, softcap=0.0, softmax_precision=None, left_window_size=-1,
                  right_window_size=-1):
     if Q.ndim == 4 and (q_num_heads is not None or kv_num_heads is not None):
-        raise ValueError("q_num_heads and kv_num_heads must not be set for 4D inputs (opset 25)")
+        raise AttributeValueError("Attention: q_num_heads and kv_num_heads must not be set for 4D "
+                                  "inputs (opset 25)")
     if left_window_size < -1 or right_window_size < -1:
-        raise ValueError(f"window sizes must be -1 or >= 0, got left={left_window_size}, "
-                         f"right={right_window_size}")
+        raise AttributeValueError("Attention: window sizes must be -1 or >= 0, got "
+                                  f"left={left_window_size}, "
+                                  f"right={right_window_size}")
     return _attention(Q, K, V, attn_mask, past_key, past_value, nonpad_kv_seqlen, is_causal,
                       kv_num_heads, q_num_heads, qk_matmul_output_mode, scale, softcap,
                       softmax_precision, left_window_size, right_window_size)
@@ -52,15 +55,18 @@ def attention_25(Q, K, V, attn_mask=None, past_key=None, past_value=None, nonpad
 def _attention(Q, K, V, attn_mask, past_key, past_value, nonpad, is_causal, kv_num_heads,
                q_num_heads, mode, scale, softcap, softmax_precision, left, right):
     if (past_key is None) != (past_value is None):
-        raise ValueError("past_key and past_value must be given together")
+        raise KernelInputError("Attention: past_key and past_value must be given together")
     if nonpad is not None and past_key is not None:
-        raise ValueError("nonpad_kv_seqlen cannot be combined with past_key/past_value")
+        raise KernelInputError("Attention: nonpad_kv_seqlen cannot be combined with "
+                               "past_key/past_value")
     if not Q.ndim == K.ndim == V.ndim or Q.ndim not in (3, 4):
-        raise ValueError(f"Q, K, V must all be 3D or all 4D, got ranks {Q.ndim}, {K.ndim}, {V.ndim}")
+        raise KernelInputError(f"Attention: Q, K, V must all be 3D or all 4D, got ranks {Q.ndim}, "
+                               f"{K.ndim}, {V.ndim}")
     dtype = Q.dtype
     if Q.ndim == 3:
         if q_num_heads is None or kv_num_heads is None:
-            raise ValueError("3D inputs need the q_num_heads and kv_num_heads attributes")
+            raise AttributeValueError("Attention: 3D inputs need the q_num_heads and kv_num_heads "
+                                      "attributes")
         q, k, v = split_heads(Q, q_num_heads), split_heads(K, kv_num_heads), split_heads(V, kv_num_heads)
     else:
         q, k, v = Q, K, V
@@ -107,7 +113,8 @@ def _bias(mask, dtype, batch, q_len, total, past_len, nonpad, is_causal, left, r
     if mask is not None:
         short = total - mask.shape[-1]
         if short < 0:
-            raise ValueError(f"attn_mask covers {mask.shape[-1]} keys, more than the {total} keys")
+            raise KernelInputError(f"Attention: attn_mask covers {mask.shape[-1]} keys, more than "
+                                   f"the {total} keys")
         pad = [(0, 0)] * (mask.ndim - 1) + [(0, short)]
         if mask.dtype == np.bool_:
             mask = np.where(np.pad(mask, pad, constant_values=False), dtype.type(0), dtype.type(-np.inf))

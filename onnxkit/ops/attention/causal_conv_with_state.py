@@ -10,6 +10,7 @@ https://onnx.ai/onnx/operators/onnx__CausalConvWithState.html
 
 import numpy as np
 
+from onnxkit.errors import AttributeValueError, KernelInputError
 from onnxkit.ops.registry import op
 
 
@@ -17,10 +18,12 @@ from onnxkit.ops.registry import op
 def causal_conv_with_state(X, weight, bias=None, past_state=None, *, activation="none"):
     """``X`` is the spec's ``input`` (renamed: ``input`` is a Python builtin)."""
     if activation not in ("none", "silu", "swish"):
-        raise ValueError(f"activation must be 'none', 'silu' or 'swish', got {activation!r}")
+        raise AttributeValueError("CausalConvWithState: activation must be 'none', 'silu' or "
+                                  f"'swish', got {activation!r}")
     if X.ndim != 3 or weight.ndim != 3 or weight.shape[1] != 1:
-        raise ValueError(f"input must be [batch, channels, length] and weight [channels, 1, k], "
-                         f"got {list(X.shape)} and {list(weight.shape)}")
+        raise KernelInputError("CausalConvWithState: input must be [batch, channels, length] and "
+                               "weight [channels, 1, k], "
+                               f"got {list(X.shape)} and {list(weight.shape)}")
     batch, channels, length = X.shape
     k = weight.shape[2]
     if past_state is None:

@@ -13,6 +13,7 @@ inputs). Inputs are rank 4. https://onnx.ai/onnx/operators/onnx_aionnxpreview_Fl
 
 import numpy as np
 
+from onnxkit.errors import KernelInputError
 from onnxkit.ops.attention._heads import repeat_kv, softmax_rows
 from onnxkit.ops.registry import op
 from onnxkit.runtime.values import np_dtype
@@ -22,10 +23,12 @@ from onnxkit.runtime.values import np_dtype
 def flex_attention(Q, K, V, *, prob_mod=None, scale=None, score_mod=None,
                    softmax_precision=None, ctx):
     if Q.ndim != 4 or K.ndim != 4 or V.ndim != 4:
-        raise ValueError(f"Q, K, V must be rank 4, got shapes {list(Q.shape)}, "
-                         f"{list(K.shape)}, {list(V.shape)}")
+        raise KernelInputError("FlexAttention: Q, K, V must be rank 4, got shapes "
+                               f"{list(Q.shape)}, "
+                               f"{list(K.shape)}, {list(V.shape)}")
     if K.shape[1] != V.shape[1] or K.shape[2] != V.shape[2] or K.shape[3] != Q.shape[3]:
-        raise ValueError(f"K {list(K.shape)} and V {list(V.shape)} do not fit Q {list(Q.shape)}")
+        raise KernelInputError(f"FlexAttention: K {list(K.shape)} and V {list(V.shape)} do not "
+                               f"fit Q {list(Q.shape)}")
     if softmax_precision is not None:
         work = np_dtype(softmax_precision)
     else:
@@ -46,5 +49,6 @@ def flex_attention(Q, K, V, *, prob_mod=None, scale=None, score_mod=None,
 def _modify(ctx, graph, x: np.ndarray, name: str) -> np.ndarray:
     outs = ctx.run(graph, [x])
     if len(outs) != 1 or np.shape(outs[0]) != x.shape:
-        raise ValueError(f"{name} must return one tensor of shape {list(x.shape)}")
+        raise KernelInputError(f"FlexAttention: {name} must return one tensor of shape "
+                               f"{list(x.shape)}")
     return np.asarray(outs[0]).astype(x.dtype, copy=False)

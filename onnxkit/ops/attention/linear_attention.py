@@ -14,6 +14,7 @@ speed hint only. https://onnx.ai/onnx/operators/onnx__LinearAttention.html
 
 import numpy as np
 
+from onnxkit.errors import AttributeValueError, KernelInputError
 from onnxkit.ops.attention._heads import merge_heads, split_heads
 from onnxkit.ops.registry import op
 
@@ -26,27 +27,32 @@ def linear_attention(query, key, value, past_state=None, decay=None, beta=None, 
                      kv_num_heads, q_num_heads, chunk_size=64, scale=0.0,
                      update_rule="gated_delta"):
     if update_rule not in _RULES:
-        raise ValueError(f"update_rule must be one of {', '.join(_RULES)}, got {update_rule!r}")
+        raise AttributeValueError("LinearAttention: update_rule must be one of "
+                                  f"{', '.join(_RULES)}, got {update_rule!r}")
     gated, delta = _RULES[update_rule]
     for name, needed, given in (("decay", gated, decay), ("beta", delta, beta)):
         if needed != (given is not None):
-            raise ValueError(f"update_rule {update_rule!r} {'needs' if needed else 'forbids'} "
-                             f"the {name} input")
+            raise AttributeValueError(f"LinearAttention: update_rule {update_rule!r} "
+                                      f"{'needs' if needed else 'forbids'} "
+                                      f"the {name} input")
     if kv_num_heads <= 0 or q_num_heads % kv_num_heads:
-        raise ValueError(f"q_num_heads={q_num_heads} must be a positive multiple of "
-                         f"kv_num_heads={kv_num_heads}")
+        raise KernelInputError(f"LinearAttention: q_num_heads={q_num_heads} must be a positive "
+                               "multiple of "
+                               f"kv_num_heads={kv_num_heads}")
     f32 = np.float32
     q = split_heads(query, q_num_heads).astype(f32)            # [B, Hq, T, dk]
     k = split_heads(key, kv_num_heads).astype(f32)             # [B, Hkv, T, dk]
     v = split_heads(value, kv_num_heads).astype(f32)           # [B, Hkv, T, dv]
     batch, _, steps, d_k = q.shape
     if k.shape[3] != d_k:
-        raise ValueError(f"query heads have size {d_k}, key heads {k.shape[3]}")
+        raise KernelInputError(f"LinearAttention: query heads have size {d_k}, key heads "
+                               f"{k.shape[3]}")
     state_shape = (batch, kv_num_heads, d_k, v.shape[3])
     if past_state is None:
         state, state_dtype = np.zeros(state_shape, dtype=f32), query.dtype
     elif past_state.shape != state_shape:
-        raise ValueError(f"past_state has shape {list(past_state.shape)}, expected {list(state_shape)}")
+        raise KernelInputError(f"LinearAttention: past_state has shape {list(past_state.shape)}, "
+                               f"expected {list(state_shape)}")
     else:
         state, state_dtype = past_state.astype(f32), past_state.dtype
     g = None if decay is None else _per_head(decay, kv_num_heads, d_k)     # [B, Hkv, T, 1|dk]
@@ -70,9 +76,11 @@ def linear_attention(query, key, value, past_state=None, decay=None, beta=None, 
 def _per_head(x: np.ndarray, heads: int, size: int) -> np.ndarray:
     """[B, T, heads*size] or [B, T, heads] or [B, T, 1] -> [B, heads|1, T, size|1]."""
     if x.ndim != 3:
-        raise ValueError(f"decay and beta must be rank 3, got shape {list(x.shape)}")
+        raise KernelInputError("LinearAttention: decay and beta must be rank 3, got shape "
+                               f"{list(x.shape)}")
     if x.shape[2] == heads * size:
         return split_heads(x, heads).astype(np.float32)
     if x.shape[2] in (heads, 1):
         return x.transpose(0, 2, 1)[..., None].astype(np.float32)
-    raise ValueError(f"last dimension {x.shape[2]} must be {heads * size}, {heads} or 1")
+    raise KernelInputError(f"LinearAttention: last dimension {x.shape[2]} must be {heads * size}, "
+                           f"{heads} or 1")

@@ -10,6 +10,7 @@
 https://onnx.ai/onnx/operators/onnx__RotaryEmbedding.html
 """
 
+from onnxkit.errors import AttributeValueError, KernelInputError
 from onnxkit.ops.registry import op
 
 
@@ -21,22 +22,25 @@ def rotary_embedding(X, cos_cache, sin_cache, position_ids=None, *, interleaved=
     elif X.ndim == 3:
         batch, seq, hidden = X.shape
         if not num_heads or hidden % num_heads:
-            raise ValueError(f"3D input of hidden size {hidden} needs num_heads dividing it, "
-                             f"got num_heads={num_heads}")
+            raise KernelInputError(f"RotaryEmbedding: 3D input of hidden size {hidden} needs "
+                                   "num_heads dividing it, "
+                                   f"got num_heads={num_heads}")
         x = X.reshape(batch, seq, num_heads, hidden // num_heads)
     else:
-        raise ValueError(f"X must be 3D or 4D, got shape {list(X.shape)}")
+        raise KernelInputError(f"RotaryEmbedding: X must be 3D or 4D, got shape {list(X.shape)}")
     size = x.shape[3]
     rot = size if rotary_embedding_dim == 0 else rotary_embedding_dim
     if rot > size or rot % 2:
-        raise ValueError(f"rotary_embedding_dim={rot} must be even and at most head size {size}")
+        raise AttributeValueError(f"RotaryEmbedding: rotary_embedding_dim={rot} must be even and "
+                                  f"at most head size {size}")
     if position_ids is not None:
         cos, sin = cos_cache[position_ids], sin_cache[position_ids]
     else:
         cos, sin = cos_cache, sin_cache
     if cos.shape[-1] != rot // 2 or sin.shape[-1] != rot // 2:
-        raise ValueError(f"cos/sin caches must have {rot // 2} values per position, "
-                         f"got {cos.shape[-1]} and {sin.shape[-1]}")
+        raise KernelInputError(f"RotaryEmbedding: cos/sin caches must have {rot // 2} values per "
+                               "position, "
+                               f"got {cos.shape[-1]} and {sin.shape[-1]}")
     cos, sin = cos[:, :, None, :], sin[:, :, None, :]      # broadcast over heads
 
     out = x.copy()

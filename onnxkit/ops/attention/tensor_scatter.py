@@ -11,6 +11,7 @@ https://onnx.ai/onnx/operators/onnx__TensorScatter.html
 
 import numpy as np
 
+from onnxkit.errors import AttributeValueError, KernelInputError
 from onnxkit.ops.registry import op
 
 
@@ -18,12 +19,15 @@ from onnxkit.ops.registry import op
 def tensor_scatter(past_cache, update, write_indices=None, *, axis=-2, mode="linear"):
     rank = past_cache.ndim
     if update.ndim != rank:
-        raise ValueError(f"update has rank {update.ndim}, past_cache has rank {rank}")
+        raise KernelInputError(f"TensorScatter: update has rank {update.ndim}, past_cache has "
+                               f"rank {rank}")
     ax = axis + rank if axis < 0 else axis
     if not 0 < ax < rank:
-        raise ValueError(f"axis={axis} must name a non-batch axis of a rank-{rank} cache")
+        raise AttributeValueError(f"TensorScatter: axis={axis} must name a non-batch axis of a "
+                                  f"rank-{rank} cache")
     if mode not in ("linear", "circular"):
-        raise ValueError(f"mode must be 'linear' or 'circular', got {mode!r}")
+        raise AttributeValueError("TensorScatter: mode must be 'linear' or 'circular', got "
+                                  f"{mode!r}")
     batch, capacity, length = past_cache.shape[0], past_cache.shape[ax], update.shape[ax]
     starts = np.zeros(batch, dtype=np.int64) if write_indices is None \
         else write_indices.astype(np.int64).reshape(batch)
@@ -33,8 +37,10 @@ def tensor_scatter(past_cache, update, write_indices=None, *, axis=-2, mode="lin
         if mode == "circular":
             slots = slots % capacity
         elif length and (starts[b] < 0 or slots[-1] >= capacity):
-            raise ValueError(f"batch {b}: writing {length} entries at index {starts[b]} "
-                             f"overflows the sequence axis of size {capacity} (mode 'linear')")
+            raise KernelInputError(f"TensorScatter: batch {b}: writing {length} entries at index "
+                                   f"{starts[b]} "
+                                   f"overflows the sequence axis of size {capacity} (mode "
+                                   "'linear')")
         # move the sequence axis next to the batch axis so one fancy index writes it
         np.moveaxis(present[b], ax - 1, 0)[slots] = np.moveaxis(update[b], ax - 1, 0)
     return present

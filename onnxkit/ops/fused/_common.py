@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from onnxkit.errors import NotImplementedOpError
+from onnxkit.errors import AttributeValueError, NotImplementedOpError
 
 
 def standard(op_type: str, since_version: int):
@@ -51,10 +51,11 @@ def activate(x: np.ndarray, activation: str, params) -> np.ndarray:
         return x
     entry = ACTIVATIONS.get(activation)
     if entry is None:
-        raise ValueError(f"unknown activation {activation!r}; known: {', '.join(ACTIVATIONS)}")
+        raise AttributeValueError(f"unknown activation {activation!r}; known: "
+                                  f"{', '.join(ACTIVATIONS)}")
     fn, names = entry
     params = list(params or ())
     if activation != "Clip" and len(params) != len(names):
-        raise ValueError(f"activation {activation} takes {len(names)} activation_params "
-                         f"({', '.join(names) or 'none'}), got {len(params)}")
+        raise AttributeValueError(f"activation {activation} takes {len(names)} activation_params "
+                                  f"({', '.join(names) or 'none'}), got {len(params)}")
     return fn(x, params)

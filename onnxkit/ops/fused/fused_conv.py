@@ -9,6 +9,7 @@ https://onnx.ai/onnx/operators/onnx__Conv.html
 
 import numpy as np
 
+from onnxkit.errors import KernelInputError
 from onnxkit.ops.fused._common import activate, standard
 from onnxkit.ops.registry import op
 
@@ -20,6 +21,7 @@ def fused_conv(X, W, B=None, Z=None, *, auto_pad="NOTSET", dilations=None, group
                              kernel_shape=kernel_shape, pads=pads, strides=strides)
     if Z is not None:
         if Z.shape != Y.shape:
-            raise ValueError(f"Z has shape {list(Z.shape)}, the convolution gives {list(Y.shape)}")
+            raise KernelInputError(f"FusedConv: Z has shape {list(Z.shape)}, the convolution "
+                                   f"gives {list(Y.shape)}")
         Y = np.add(Y, Z).astype(Y.dtype, copy=False)
     return activate(Y, activation, activation_params)

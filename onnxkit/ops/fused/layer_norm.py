@@ -9,6 +9,7 @@ https://onnx.ai/onnx/operators/onnx__LayerNormalization.html ; see docs/onnxkit-
 
 import numpy as np
 
+from onnxkit.errors import KernelInputError
 from onnxkit.ops.fused._common import standard
 from onnxkit.ops.registry import op
 
@@ -22,7 +23,8 @@ def layer_normalization(X, Scale, B=None, *, axis=-1, epsilon=1e-5, stash_type=1
 @op("SkipLayerNormalization", 1, domain="onnxkit")
 def skip_layer_normalization(X, Skip, Scale, B=None, *, axis=-1, epsilon=1e-5):
     if X.shape != Skip.shape:
-        raise ValueError(f"X has shape {list(X.shape)} and Skip {list(Skip.shape)}; they must match")
+        raise KernelInputError(f"SkipLayerNormalization: X has shape {list(X.shape)} and Skip "
+                               f"{list(Skip.shape)}; they must match")
     S = np.add(X, Skip).astype(X.dtype, copy=False)
     Y = standard("LayerNormalization", 17)(S, Scale, B, axis=axis, epsilon=epsilon)[0]
     return Y, S

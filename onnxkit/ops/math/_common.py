@@ -15,6 +15,7 @@ from typing import Callable
 
 import numpy as np
 
+from onnxkit.errors import KernelInputError
 from onnxkit.runtime.limits import check_allocation
 
 
@@ -55,7 +56,7 @@ def legacy_broadcast(A: np.ndarray, B: np.ndarray, broadcast: int, axis: int | N
     """B reshaped so that numpy broadcasting implements the opset-1/6 rule."""
     if not broadcast:
         if A.shape != B.shape:
-            raise ValueError(
+            raise KernelInputError(
                 f"shapes {list(A.shape)} and {list(B.shape)} differ and broadcast=0 "
                 "(set broadcast=1 or use opset >= 7)"
             )
@@ -69,7 +70,7 @@ def legacy_broadcast(A: np.ndarray, B: np.ndarray, broadcast: int, axis: int | N
     fits = 0 <= start and start + B.ndim <= A.ndim and all(
         b in (1, a) for a, b in zip(A.shape[start:], B.shape))
     if not fits:
-        raise ValueError(
+        raise KernelInputError(
             f"cannot broadcast B {list(B.shape)} onto A {list(A.shape)} at axis {start}"
         )
     return B.reshape(B.shape + (1,) * (A.ndim - start - B.ndim))

@@ -9,6 +9,7 @@ https://onnx.ai/onnx/operators/onnx__BitShift.html  https://onnx.ai/onnx/operato
 
 import numpy as np
 
+from onnxkit.errors import AttributeValueError
 from onnxkit.ops.math._common import as_dtype, check_broadcast
 from onnxkit.ops.registry import op
 
@@ -39,7 +40,8 @@ def bitwise_not(X):
 @op("BitShift", 11, 28)
 def bit_shift(X, Y, *, direction):
     if direction not in ("LEFT", "RIGHT"):
-        raise ValueError(f"attribute direction must be 'LEFT' or 'RIGHT', got {direction!r}")
+        raise AttributeValueError("BitShift: attribute direction must be 'LEFT' or 'RIGHT', got "
+                                  f"{direction!r}")
     check_broadcast(X, Y)
     X, Y = np.broadcast_arrays(X, Y)
     in_range = (Y >= 0) & (Y < X.dtype.itemsize * 8)

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from onnxkit.errors import AttributeValueError
 from onnxkit.ops.math._common import as_dtype, erf, precise
 from onnxkit.ops.registry import op
 
@@ -20,5 +21,6 @@ def gelu(X, *, approximate="none"):
     elif approximate == "tanh":
         inner = np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))
     else:
-        raise ValueError(f"attribute approximate must be 'none' or 'tanh', got {approximate!r}")
+        raise AttributeValueError("Gelu: attribute approximate must be 'none' or 'tanh', got "
+                                  f"{approximate!r}")
     return as_dtype(0.5 * x * (1 + inner), X.dtype)

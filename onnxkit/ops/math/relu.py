@@ -10,6 +10,7 @@ https://onnx.ai/onnx/operators/onnx__PRelu.html  https://onnx.ai/onnx/operators/
 
 import numpy as np
 
+from onnxkit.errors import KernelInputError
 from onnxkit.ops.math._common import as_dtype, working
 from onnxkit.ops.registry import op
 
@@ -30,7 +31,8 @@ def leaky_relu(X, *, alpha=0.01, consumed_inputs=None):
 def prelu(X, slope):
     """Opset 7 on: slope broadcasts onto X the numpy way (unidirectionally)."""
     if np.broadcast_shapes(X.shape, slope.shape) != X.shape:
-        raise ValueError(f"slope {list(slope.shape)} does not broadcast to X {list(X.shape)}")
+        raise KernelInputError(f"PRelu: slope {list(slope.shape)} does not broadcast to X "
+                               f"{list(X.shape)}")
     x = working(X)
     return as_dtype(np.where(x >= 0, x, x * working(slope)), X.dtype)
 

@@ -12,6 +12,7 @@ https://onnx.ai/onnx/operators/onnx__SwiGLU.html
 
 import numpy as np
 
+from onnxkit.errors import KernelInputError
 from onnxkit.ops.math._common import as_dtype, precise
 from onnxkit.ops.registry import op
 
@@ -48,6 +49,7 @@ def swish(X, *, alpha=1.0):
 @op("SwiGLU", 28)
 def swiglu(A, B, *, alpha=1.0):
     if A.shape != B.shape:
-        raise ValueError(f"A {list(A.shape)} and B {list(B.shape)} must have the same shape")
+        raise KernelInputError(f"SwiGLU: A {list(A.shape)} and B {list(B.shape)} must have the "
+                               "same shape")
     a = precise(A)
     return as_dtype(a * logistic(alpha * a) * precise(B), A.dtype)

@@ -9,13 +9,14 @@ https://onnx.ai/onnx/operators/onnx__Max.html  https://onnx.ai/onnx/operators/on
 
 import numpy as np
 
+from onnxkit.errors import KernelInputError
 from onnxkit.ops.math._common import as_dtype, check_broadcast, working
 from onnxkit.ops.registry import op
 
 
 def _fold(fn, inputs):
     if not inputs:
-        raise ValueError("needs at least one input")
+        raise KernelInputError("needs at least one input")
     check_broadcast(*inputs)
     result = working(inputs[0])
     for x in inputs[1:]:

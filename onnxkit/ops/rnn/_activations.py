@@ -13,6 +13,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from onnxkit.errors import AttributeValueError
+
 
 def _sigmoid(x, alpha, beta):
     # split by sign so exp never overflows
@@ -49,7 +51,7 @@ def activation_functions(names: list[str], alphas: list[float] | None,
     for name in names:
         entry = _TABLE.get(name.lower())
         if entry is None:
-            raise ValueError(
+            raise AttributeValueError(
                 f"unknown recurrent activation {name!r} (accepted: {', '.join(sorted(_TABLE))})"
             )
         fn, alpha, beta = entry
@@ -69,7 +71,8 @@ def per_direction(names: Sequence[str], count: int, n_dirs: int, alphas: list[fl
     ``count``.
     """
     if len(names) < count:
-        raise ValueError(f"activations needs {count} name(s) per direction, got {list(names)}")
+        raise AttributeValueError(f"activations needs {count} name(s) per direction, got "
+                                  f"{list(names)}")
     funcs = activation_functions(list(names), alphas, betas)
     if len(funcs) < count * n_dirs:
         return [funcs[:count] for _ in range(n_dirs)]

@@ -23,6 +23,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from onnxkit.errors import AttributeValueError, KernelInputError
+
 DIRECTIONS = {"forward": 1, "foward": 1, "reverse": 1, "bidirectional": 2}  # GRU-1 spells it "foward"
 
 
@@ -33,11 +35,12 @@ def working_dtype(X: np.ndarray) -> type:
 
 def num_directions(direction: str, W: np.ndarray) -> int:
     if direction not in DIRECTIONS:
-        raise ValueError(f"direction must be forward, reverse or bidirectional, got {direction!r}")
+        raise AttributeValueError("direction must be forward, reverse or bidirectional, got "
+                                  f"{direction!r}")
     count = DIRECTIONS[direction]
     if W.shape[0] != count:
-        raise ValueError(f"direction={direction!r} needs W with {count} direction(s), "
-                         f"W has shape {list(W.shape)}")
+        raise AttributeValueError(f"direction={direction!r} needs W with {count} direction(s), "
+                                  f"W has shape {list(W.shape)}")
     return count
 
 
@@ -83,7 +86,7 @@ def run_recurrent(X: np.ndarray, sequence_lens: np.ndarray | None,
     lens = np.full(batch, seq, dtype=np.int64) if sequence_lens is None \
         else sequence_lens.astype(np.int64).reshape(batch)
     if np.any(lens < 0) or np.any(lens > seq):
-        raise ValueError(f"sequence_lens must lie in [0, {seq}], got {lens.tolist()}")
+        raise KernelInputError(f"sequence_lens must lie in [0, {seq}], got {lens.tolist()}")
 
     starts = []
     for state in initial:

@@ -7,6 +7,7 @@ https://onnx.ai/onnx/operators/onnx__CenterCropPad.html
 
 import numpy as np
 
+from onnxkit.errors import KernelInputError
 from onnxkit.ops.registry import op
 from onnxkit.ops.tensor._util import int_list, normalize_axes
 from onnxkit.runtime.limits import check_allocation
@@ -17,13 +18,14 @@ def center_crop_pad(input_data, shape, *, axes=None):
     axes = list(range(input_data.ndim)) if axes is None else normalize_axes(axes, input_data.ndim)
     targets = int_list(shape)
     if len(targets) != len(axes):
-        raise ValueError(f"shape {targets} must have one entry per axis {axes}")
+        raise KernelInputError(f"CenterCropPad: shape {targets} must have one entry per axis "
+                               f"{axes}")
     out_shape = list(input_data.shape)
     src = [slice(None)] * input_data.ndim
     dst = [slice(None)] * input_data.ndim
     for axis, target in zip(axes, targets):
         if target < 0:
-            raise ValueError(f"target size {target} is negative")
+            raise KernelInputError(f"CenterCropPad: target size {target} is negative")
         dim = input_data.shape[axis]
         out_shape[axis] = target
         if dim >= target:

@@ -4,6 +4,7 @@ https://onnx.ai/onnx/operators/onnx__Compress.html"""
 
 import numpy as np
 
+from onnxkit.errors import KernelInputError
 from onnxkit.ops.registry import op
 from onnxkit.ops.tensor._util import normalize_axis
 
@@ -15,6 +16,6 @@ def compress(data, condition, *, axis=None):
         return np.compress(cond, data.reshape(-1))
     axis = normalize_axis(axis, data.ndim)
     if cond.size > data.shape[axis]:
-        raise ValueError(f"condition has {cond.size} entries, axis {axis} only "
-                         f"{data.shape[axis]}")
+        raise KernelInputError(f"Compress: condition has {cond.size} entries, axis {axis} only "
+                               f"{data.shape[axis]}")
     return np.compress(cond, data, axis=axis)

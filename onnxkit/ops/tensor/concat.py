@@ -6,6 +6,7 @@ negative.  https://onnx.ai/onnx/operators/onnx__Concat.html
 
 import numpy as np
 
+from onnxkit.errors import KernelInputError
 from onnxkit.ops.registry import op
 from onnxkit.ops.tensor._util import normalize_axis
 from onnxkit.runtime.limits import check_allocation
@@ -13,13 +14,13 @@ from onnxkit.runtime.limits import check_allocation
 
 def _concat(inputs, axis: int) -> np.ndarray:
     if not inputs:
-        raise ValueError("Concat needs at least one input")
+        raise KernelInputError("Concat needs at least one input")
     rank = inputs[0].ndim
     axis = normalize_axis(axis, rank)
     for t in inputs:
         if t.ndim != rank:
-            raise ValueError(f"Concat inputs have different ranks: "
-                             f"{[list(x.shape) for x in inputs]}")
+            raise KernelInputError(f"Concat inputs have different ranks: "
+                                   f"{[list(x.shape) for x in inputs]}")
     shape = list(inputs[0].shape)
     shape[axis] = sum(t.shape[axis] for t in inputs)
     check_allocation(shape, inputs[0].dtype, "Concat output")

@@ -7,6 +7,7 @@ https://onnx.ai/onnx/operators/onnx__Constant.html
 
 import numpy as np
 
+from onnxkit.errors import AttributeValueError
 from onnxkit.ops.registry import op
 
 
@@ -35,6 +36,6 @@ def constant(*, value=None, sparse_value=None, value_float=None, value_floats=No
     }
     present = [name for name, v in given.items() if v is not None]
     if len(present) != 1:
-        raise ValueError(f"Constant needs exactly one value attribute, got "
-                         f"{', '.join(present) if present else 'none'}")
+        raise AttributeValueError(f"Constant needs exactly one value attribute, got "
+                                  f"{', '.join(present) if present else 'none'}")
     return given[present[0]]

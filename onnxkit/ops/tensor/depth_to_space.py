@@ -12,14 +12,15 @@ https://onnx.ai/onnx/operators/onnx__SpaceToDepth.html
 
 import numpy as np
 
+from onnxkit.errors import AttributeValueError, KernelInputError
 from onnxkit.ops.registry import op
 
 
 def _dims(x: np.ndarray, blocksize: int) -> tuple:
     if x.ndim != 4:
-        raise ValueError(f"expects a 4-D NCHW input, got shape {list(x.shape)}")
+        raise KernelInputError(f"expects a 4-D NCHW input, got shape {list(x.shape)}")
     if blocksize < 1:
-        raise ValueError(f"blocksize must be positive, got {blocksize}")
+        raise AttributeValueError(f"blocksize must be positive, got {blocksize}")
     return x.shape
 
 
@@ -27,13 +28,13 @@ def depth_to_space_impl(x: np.ndarray, blocksize: int, mode: str) -> np.ndarray:
     n, c, h, w = _dims(x, blocksize)
     b = blocksize
     if c % (b * b):
-        raise ValueError(f"channels {c} are not divisible by blocksize² = {b * b}")
+        raise KernelInputError(f"channels {c} are not divisible by blocksize² = {b * b}")
     if mode == "DCR":
         y = x.reshape(n, b, b, c // (b * b), h, w).transpose(0, 3, 4, 1, 5, 2)
     elif mode == "CRD":
         y = x.reshape(n, c // (b * b), b, b, h, w).transpose(0, 1, 4, 2, 5, 3)
     else:
-        raise ValueError(f"mode must be 'DCR' or 'CRD', got {mode!r}")
+        raise AttributeValueError(f"mode must be 'DCR' or 'CRD', got {mode!r}")
     return y.reshape(n, c // (b * b), h * b, w * b)
 
 
@@ -41,14 +42,14 @@ def space_to_depth_impl(x: np.ndarray, blocksize: int, mode: str) -> np.ndarray:
     n, c, h, w = _dims(x, blocksize)
     b = blocksize
     if h % b or w % b:
-        raise ValueError(f"height {h} and width {w} must be divisible by blocksize {b}")
+        raise KernelInputError(f"height {h} and width {w} must be divisible by blocksize {b}")
     blocks = x.reshape(n, c, h // b, b, w // b, b)
     if mode == "DCR":
         y = blocks.transpose(0, 3, 5, 1, 2, 4)
     elif mode == "CRD":
         y = blocks.transpose(0, 1, 3, 5, 2, 4)
     else:
-        raise ValueError(f"mode must be 'DCR' or 'CRD', got {mode!r}")
+        raise AttributeValueError(f"mode must be 'DCR' or 'CRD', got {mode!r}")
     return y.reshape(n, c * b * b, h // b, w // b)
 
 

@@ -4,6 +4,7 @@ https://onnx.ai/onnx/operators/onnx__EyeLike.html"""
 
 import numpy as np
 
+from onnxkit.errors import KernelInputError
 from onnxkit.ops.registry import op
 from onnxkit.runtime.limits import check_allocation
 from onnxkit.runtime.values import np_dtype
@@ -12,7 +13,7 @@ from onnxkit.runtime.values import np_dtype
 @op("EyeLike", 9, 22)
 def eye_like(data, *, dtype=None, k=0):
     if data.ndim != 2:
-        raise ValueError(f"EyeLike takes a 2-D input, got shape {list(data.shape)}")
+        raise KernelInputError(f"EyeLike takes a 2-D input, got shape {list(data.shape)}")
     out_dtype = data.dtype if dtype is None else np_dtype(dtype)
     check_allocation(data.shape, out_dtype, "EyeLike output")
     return np.eye(data.shape[0], data.shape[1], k=k, dtype=out_dtype)

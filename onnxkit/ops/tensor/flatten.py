@@ -3,6 +3,7 @@ https://onnx.ai/onnx/operators/onnx__Flatten.html"""
 
 import math
 
+from onnxkit.errors import KernelInputError
 from onnxkit.ops.registry import op
 
 
@@ -10,8 +11,8 @@ from onnxkit.ops.registry import op
 def flatten(data, *, axis=1):
     rank = data.ndim
     if not -rank <= axis <= rank:
-        raise ValueError(f"axis {axis} is out of range for rank {rank} "
-                         f"(accepted: [{-rank}, {rank}])")
+        raise KernelInputError(f"Flatten: axis {axis} is out of range for rank {rank} "
+                               f"(accepted: [{-rank}, {rank}])")
     if axis < 0:
         axis += rank
     outer = math.prod(data.shape[:axis])

@@ -11,6 +11,7 @@ https://onnx.ai/onnx/operators/onnx__GatherElements.html
 
 import numpy as np
 
+from onnxkit.errors import KernelIndexError, KernelInputError
 from onnxkit.ops.registry import op
 from onnxkit.ops.tensor._util import normalize_axis
 from onnxkit.runtime.limits import check_allocation
@@ -21,7 +22,7 @@ def checked_indices(indices: np.ndarray, dim: int) -> np.ndarray:
     idx = indices.astype(np.int64, copy=False)
     if idx.size and (idx.min() < -dim or idx.max() >= dim):
         bad = idx[(idx < -dim) | (idx >= dim)].reshape(-1)[0]
-        raise IndexError(f"index {int(bad)} is out of range for a dimension of size {dim}")
+        raise KernelIndexError(f"index {int(bad)} is out of range for a dimension of size {dim}")
     return np.where(idx < 0, idx + dim, idx)
 
 
@@ -44,9 +45,11 @@ def gather(data, indices, *, axis=0):
 def gather_elements(data, indices, *, axis=0):
     axis = normalize_axis(axis, data.ndim)
     if indices.ndim != data.ndim:
-        raise ValueError(f"indices of rank {indices.ndim} for data of rank {data.ndim}")
+        raise KernelInputError(f"GatherElements: indices of rank {indices.ndim} for data of rank "
+                               f"{data.ndim}")
     for i, (n, d) in enumerate(zip(indices.shape, data.shape)):
         if i != axis and n > d:
-            raise ValueError(f"indices shape {list(indices.shape)} exceeds data shape "
-                             f"{list(data.shape)} on axis {i}")
+            raise KernelInputError(f"GatherElements: indices shape {list(indices.shape)} exceeds "
+                                   "data shape "
+                                   f"{list(data.shape)} on axis {i}")
     return data[element_index(indices, axis, data.shape[axis])]

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from onnxkit.errors import KernelIndexError, KernelInputError
 from onnxkit.ops.registry import op
 from onnxkit.runtime.limits import check_allocation
 
@@ -20,13 +21,16 @@ from onnxkit.runtime.limits import check_allocation
 def gather_nd(data, indices, *, batch_dims=0):
     b, k = batch_dims, indices.shape[-1]
     if not 0 <= b < min(data.ndim, indices.ndim):
-        raise ValueError(f"batch_dims {b} must be in [0, min(rank(data), rank(indices)))")
+        raise KernelInputError(f"GatherND: batch_dims {b} must be in [0, min(rank(data), "
+                               "rank(indices)))")
     if data.shape[:b] != indices.shape[:b]:
-        raise ValueError(f"the first {b} dims of data {list(data.shape)} and indices "
-                         f"{list(indices.shape)} differ")
+        raise KernelInputError(f"GatherND: the first {b} dims of data {list(data.shape)} and "
+                               "indices "
+                               f"{list(indices.shape)} differ")
     if k > data.ndim - b:
-        raise ValueError(f"index tuples of length {k} are too long for data of rank "
-                         f"{data.ndim} with batch_dims={b}")
+        raise KernelInputError(f"GatherND: index tuples of length {k} are too long for data of "
+                               "rank "
+                               f"{data.ndim} with batch_dims={b}")
     # each index tuple copies a slice of data: the output multiplies both sizes
     check_allocation(indices.shape[:-1] + data.shape[b + k:], data.dtype, "GatherND output")
     n_batch = math.prod(data.shape[:b])
@@ -36,7 +40,8 @@ def gather_nd(data, indices, *, batch_dims=0):
     for j in range(k):
         dim = data.shape[b + j]
         if tuples.size and (tuples[..., j].min() < -dim or tuples[..., j].max() >= dim):
-            raise IndexError(f"an index on axis {b + j} is out of range for size {dim}")
+            raise KernelIndexError(f"GatherND: an index on axis {b + j} is out of range for size "
+                                   f"{dim}")
     batch = np.arange(n_batch).reshape(n_batch, 1)
     picked = flat_data[(batch,) + tuple(tuples[..., j] for j in range(k))]
     return picked.reshape(indices.shape[:-1] + data.shape[b + k:])

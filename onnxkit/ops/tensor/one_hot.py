@@ -10,6 +10,7 @@ https://onnx.ai/onnx/operators/onnx__OneHot.html
 
 import numpy as np
 
+from onnxkit.errors import KernelInputError
 from onnxkit.ops.registry import op
 from onnxkit.ops.tensor._util import normalize_axis
 from onnxkit.runtime.limits import check_allocation
@@ -18,12 +19,13 @@ from onnxkit.runtime.limits import check_allocation
 def one_hot_impl(indices, depth, values, axis: int, wrap_negative: bool) -> np.ndarray:
     depth = np.asarray(depth).reshape(-1)
     if depth.size != 1:
-        raise ValueError(f"depth must be a scalar, got {depth.size} values")
+        raise KernelInputError(f"OneHot: depth must be a scalar, got {depth.size} values")
     n = int(depth[0])
     if n < 1:
-        raise ValueError(f"depth must be positive, got {n}")
+        raise KernelInputError(f"OneHot: depth must be positive, got {n}")
     if values.size != 2:
-        raise ValueError(f"values must be [off_value, on_value], got {values.size} elements")
+        raise KernelInputError(f"OneHot: values must be [off_value, on_value], got {values.size} "
+                               "elements")
     axis = normalize_axis(axis, indices.ndim + 1)
     check_allocation(indices.shape + (n,), values.dtype, "OneHot output")
     idx = indices.astype(np.int64)

@@ -13,6 +13,7 @@ https://onnx.ai/onnx/operators/onnx__Pad.html
 
 import numpy as np
 
+from onnxkit.errors import AttributeValueError, KernelInputError
 from onnxkit.ops.registry import op
 from onnxkit.ops.tensor._util import int_list, normalize_axes
 from onnxkit.runtime.limits import check_allocation
@@ -21,10 +22,12 @@ from onnxkit.runtime.limits import check_allocation
 def pad_tensor(data: np.ndarray, pads: list[int], mode: str, value, axes=None,
                modes=("constant", "reflect", "edge")) -> np.ndarray:
     if mode not in modes:
-        raise ValueError(f"unsupported pad mode {mode!r} (accepted: {', '.join(modes)})")
+        raise AttributeValueError(f"Pad: unsupported pad mode {mode!r} (accepted: "
+                                  f"{', '.join(modes)})")
     axes = list(range(data.ndim)) if axes is None else normalize_axes(axes, data.ndim)
     if len(pads) != 2 * len(axes):
-        raise ValueError(f"pads {pads} must hold 2 values per padded axis ({len(axes)} axes)")
+        raise KernelInputError(f"Pad: pads {pads} must hold 2 values per padded axis ({len(axes)} "
+                               "axes)")
     width = [[0, 0] for _ in range(data.ndim)]
     for i, axis in enumerate(axes):
         width[axis] = [pads[i], pads[i + len(axes)]]
@@ -38,11 +41,12 @@ def pad_tensor(data: np.ndarray, pads: list[int], mode: str, value, axes=None,
         out[tuple(slice(b, b + d) for d, (b, _) in zip(data.shape, width))] = data
         return out
     if data.size == 0 and any(b or e for b, e in width):
-        raise ValueError(f"cannot pad an empty tensor in {mode!r} mode")
+        raise KernelInputError(f"Pad: cannot pad an empty tensor in {mode!r} mode")
     if mode == "reflect":
         for axis, (b, e) in enumerate(width):
             if (b or e) and data.shape[axis] < 2:
-                raise ValueError(f"reflect padding needs at least 2 elements on axis {axis}")
+                raise KernelInputError("Pad: reflect padding needs at least 2 elements on axis "
+                                       f"{axis}")
     return np.pad(data, width, mode=mode)
 
 
@@ -50,7 +54,7 @@ def _fill_value(value, dtype):
     if value is not None:
         value = np.asarray(value).reshape(-1)
         if value.size != 1:
-            raise ValueError(f"constant_value must be a scalar, got {value.size} values")
+            raise KernelInputError(f"Pad: constant_value must be a scalar, got {value.size} values")
         return value[0]
     if dtype == object:
         return ""

@@ -10,6 +10,7 @@ import math
 import ml_dtypes
 import numpy as np
 
+from onnxkit.errors import KernelInputError
 from onnxkit.ops.registry import op
 from onnxkit.runtime.limits import check_allocation
 from onnxkit.runtime.values import np_dtype
@@ -24,12 +25,12 @@ def range_impl(start, limit, delta, compute_dtype=None) -> np.ndarray:
     if np.issubdtype(compute, np.integer):
         first, last, step = int(first), int(last), int(step)
         if step == 0:
-            raise ValueError("Range delta must not be 0")
+            raise KernelInputError("Range delta must not be 0")
         count = max(-((first - last) // step), 0)  # ceil((last - first) / step)
     else:
         first, last, step = (compute.type(v) for v in (first, last, step))
         if step == 0:
-            raise ValueError("Range delta must not be 0")
+            raise KernelInputError("Range delta must not be 0")
         count = max(math.ceil((float(last) - float(first)) / float(step)), 0)
     check_allocation((count,), dtype, "Range output")
     values = first + np.arange(count, dtype=np.int64 if np.issubdtype(compute, np.integer)

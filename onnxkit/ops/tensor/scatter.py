@@ -12,6 +12,7 @@ https://onnx.ai/onnx/operators/onnx__ScatterElements.html
 
 import numpy as np
 
+from onnxkit.errors import AttributeValueError, KernelInputError
 from onnxkit.ops.registry import op
 from onnxkit.ops.tensor._util import normalize_axis
 from onnxkit.ops.tensor.gather import element_index
@@ -23,8 +24,8 @@ def scatter_into(out: np.ndarray, index: tuple, updates: np.ndarray, reduction: 
                  allowed: tuple) -> np.ndarray:
     """Write or reduce ``updates`` into ``out`` (already a copy) at ``index``."""
     if reduction not in allowed:
-        raise ValueError(f"reduction {reduction!r} is not supported here "
-                         f"(accepted: {', '.join(allowed)})")
+        raise AttributeValueError(f"reduction {reduction!r} is not supported here "
+                                  f"(accepted: {', '.join(allowed)})")
     if reduction == "none":
         out[index] = updates
     else:
@@ -36,8 +37,9 @@ def scatter_elements_impl(data, indices, updates, axis: int, reduction: str,
                           allowed: tuple) -> np.ndarray:
     axis = normalize_axis(axis, data.ndim)
     if indices.shape != updates.shape or indices.ndim != data.ndim:
-        raise ValueError(f"indices {list(indices.shape)} and updates {list(updates.shape)} must "
-                         f"have the same shape and the rank of data {list(data.shape)}")
+        raise KernelInputError(f"indices {list(indices.shape)} and updates {list(updates.shape)} "
+                               "must "
+                               f"have the same shape and the rank of data {list(data.shape)}")
     index = element_index(indices, axis, data.shape[axis])
     return scatter_into(data.copy(), index, updates.astype(data.dtype, copy=False),
                         reduction, allowed)

@@ -12,6 +12,7 @@ https://onnx.ai/onnx/operators/onnx__ScatterND.html
 
 import numpy as np
 
+from onnxkit.errors import KernelIndexError, KernelInputError
 from onnxkit.ops.registry import op
 from onnxkit.ops.tensor.scatter import scatter_into
 
@@ -19,15 +20,18 @@ from onnxkit.ops.tensor.scatter import scatter_into
 def scatter_nd_impl(data, indices, updates, reduction: str, allowed: tuple) -> np.ndarray:
     k = indices.shape[-1]
     if k > data.ndim:
-        raise ValueError(f"index tuples of length {k} for data of rank {data.ndim}")
+        raise KernelInputError(f"ScatterND: index tuples of length {k} for data of rank "
+                               f"{data.ndim}")
     expected = indices.shape[:-1] + data.shape[k:]
     if updates.shape != expected:
-        raise ValueError(f"updates has shape {list(updates.shape)}, expected {list(expected)}")
+        raise KernelInputError(f"ScatterND: updates has shape {list(updates.shape)}, expected "
+                               f"{list(expected)}")
     tuples = indices.astype(np.int64).reshape(-1, k)
     for j in range(k):
         dim = data.shape[j]
         if tuples.size and (tuples[:, j].min() < -dim or tuples[:, j].max() >= dim):
-            raise IndexError(f"an index on axis {j} is out of range for size {dim}")
+            raise KernelIndexError(f"ScatterND: an index on axis {j} is out of range for size "
+                                   f"{dim}")
     index = tuple(tuples[:, j] for j in range(k))
     flat_updates = updates.reshape((tuples.shape[0],) + data.shape[k:])
     flat_updates = flat_updates.astype(data.dtype, copy=False)

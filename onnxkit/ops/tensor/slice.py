@@ -11,6 +11,7 @@ https://onnx.ai/onnx/operators/onnx__Slice.html
 
 import numpy as np
 
+from onnxkit.errors import KernelInputError
 from onnxkit.ops.registry import op
 from onnxkit.ops.tensor._util import int_list, normalize_axes
 
@@ -18,7 +19,7 @@ from onnxkit.ops.tensor._util import int_list, normalize_axes
 def axis_slice(dim: int, start: int, end: int, step: int) -> slice:
     """The Python slice that ONNX's clamping rules select on a dimension of size ``dim``."""
     if step == 0:
-        raise ValueError("slice step must not be 0")
+        raise KernelInputError("Slice: slice step must not be 0")
     if start < 0:
         start += dim
     if end < 0:
@@ -35,14 +36,14 @@ def axis_slice(dim: int, start: int, end: int, step: int) -> slice:
 def slice_index(shape: tuple, starts, ends, axes, steps) -> tuple:
     """The index (one Python slice per axis) that a Slice selects on a tensor of ``shape``."""
     if len(starts) != len(ends):
-        raise ValueError(f"starts {starts} and ends {ends} differ in length")
+        raise KernelInputError(f"Slice: starts {starts} and ends {ends} differ in length")
     if axes is None:
         axes = list(range(len(starts)))
     if steps is None:
         steps = [1] * len(starts)
     if not len(axes) == len(steps) == len(starts):
-        raise ValueError(f"starts, ends, axes and steps differ in length "
-                         f"({len(starts)}, {len(ends)}, {len(axes)}, {len(steps)})")
+        raise KernelInputError(f"Slice: starts, ends, axes and steps differ in length "
+                               f"({len(starts)}, {len(ends)}, {len(axes)}, {len(steps)})")
     index = [slice(None)] * len(shape)
     for start, end, axis, step in zip(starts, ends, normalize_axes(axes, len(shape)), steps):
         index[axis] = axis_slice(shape[axis], start, end, step)

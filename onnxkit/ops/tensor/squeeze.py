@@ -10,6 +10,7 @@ https://onnx.ai/onnx/operators/onnx__Unsqueeze.html
 
 import numpy as np
 
+from onnxkit.errors import KernelInputError
 from onnxkit.ops.registry import op
 from onnxkit.ops.tensor._util import int_list, normalize_axes
 
@@ -20,8 +21,8 @@ def squeeze_axes(data: np.ndarray, axes) -> np.ndarray:
     wanted = normalize_axes(axes, data.ndim)
     for a in wanted:
         if data.shape[a] != 1:
-            raise ValueError(f"cannot squeeze axis {a} of shape {list(data.shape)}: "
-                             f"its size is not 1")
+            raise KernelInputError(f"cannot squeeze axis {a} of shape {list(data.shape)}: "
+                                   f"its size is not 1")
     return data.reshape([d for i, d in enumerate(data.shape) if i not in wanted])
 
 

@@ -6,6 +6,7 @@ https://onnx.ai/onnx/operators/onnx__Tile.html
 
 import numpy as np
 
+from onnxkit.errors import KernelInputError
 from onnxkit.ops.registry import op
 from onnxkit.ops.tensor._util import int_list, normalize_axis, scalar_int
 from onnxkit.runtime.limits import check_allocation
@@ -13,8 +14,8 @@ from onnxkit.runtime.limits import check_allocation
 
 def tile_by(data: np.ndarray, repeats: list[int]) -> np.ndarray:
     if len(repeats) != data.ndim or any(r < 0 for r in repeats):
-        raise ValueError(f"repeats {repeats} must be {data.ndim} non-negative counts "
-                         f"(one per axis of {list(data.shape)})")
+        raise KernelInputError(f"Tile: repeats {repeats} must be {data.ndim} non-negative counts "
+                               f"(one per axis of {list(data.shape)})")
     check_allocation([d * r for d, r in zip(data.shape, repeats)], data.dtype, "Tile output")
     return np.tile(data, repeats)
 

@@ -11,6 +11,7 @@ https://onnx.ai/onnx/operators/onnx__TopK.html
 
 import numpy as np
 
+from onnxkit.errors import KernelInputError
 from onnxkit.ops.registry import op
 from onnxkit.ops.tensor._util import normalize_axis, scalar_int
 
@@ -19,7 +20,7 @@ def top_k_impl(x: np.ndarray, k: int, axis: int, largest: int) -> tuple:
     axis = normalize_axis(axis, x.ndim)
     n = x.shape[axis]
     if not 0 <= k <= n:
-        raise ValueError(f"k={k} is out of range for axis {axis} of size {n}")
+        raise KernelInputError(f"TopK: k={k} is out of range for axis {axis} of size {n}")
     if largest:
         # A stable ascending sort of the reversed axis, read backwards, is descending with
         # ties in increasing index order (no negation, so unsigned types work too).

@@ -11,7 +11,7 @@ parser, compiled to a Thompson NFA, and run as a lazily built DFA:
 
 Work per character is bounded by the program size (itself capped), whatever the text.
 Constructs RE2 does not have (backreferences, lookaround, atomic groups, possessive
-repeats, conditionals) are refused with ``ValueError``.
+repeats, conditionals) are refused with ``AttributeValueError`` (a ``ValueError``).
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ import re
 import re._constants as C
 import re._parser as sre_parse
 import warnings
+
+from onnxkit.errors import AttributeValueError
 
 MAX_PROGRAM = 20_000  # instructions; a{1000}{1000} and the like are refused
 _CACHE_LIMIT = 10_000
@@ -76,7 +78,7 @@ class _Compiler:
 
     def emit(self, *inst) -> int:
         if len(self.prog) >= MAX_PROGRAM:
-            raise ValueError(f"the pattern compiles to more than {MAX_PROGRAM} steps")
+            raise AttributeValueError(f"the pattern compiles to more than {MAX_PROGRAM} steps")
         self.prog.append(list(inst))
         return len(self.prog) - 1
 
@@ -107,8 +109,8 @@ class _Compiler:
         elif op in (C.MAX_REPEAT, C.MIN_REPEAT):  # greedy or lazy: the same for a yes/no answer
             self.repeat(*arg, flags)
         else:
-            raise ValueError(f"{op} is not RE2 syntax (no backreferences, lookaround, atomic "
-                             f"groups or possessive repeats)")
+            raise AttributeValueError(f"{op} is not RE2 syntax (no backreferences, lookaround, "
+                                      "atomic groups or possessive repeats)")
 
     def branch(self, alternatives, flags: int) -> None:
         jumps = []
@@ -162,7 +164,7 @@ def _assert_holds(kind, flags: int, prev: str | None, nxt: str | None) -> bool:
     if kind in (C.AT_BOUNDARY, C.AT_NON_BOUNDARY):
         edge = _word(prev, asc) != _word(nxt[0] if nxt else None, asc)
         return edge if kind is C.AT_BOUNDARY else not edge
-    raise ValueError(f"anchor {kind} is not supported")
+    raise AttributeValueError(f"anchor {kind} is not supported")
 
 
 class LinearRegex:
