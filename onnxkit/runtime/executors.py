@@ -29,6 +29,12 @@ class Executor:
             return kernel.fn(*args, **attrs)
         return kernel.fn(*args, ctx=ctx, **attrs)
 
+    def execute(self, feeds: dict, run, replayable: bool = True) -> list:
+        """One run: ``run(feeds moved to this executor)`` gives the graph's outputs.
+        ``replayable``: nothing watches the nodes one by one (no trace), so an executor may
+        replay a recorded run instead (the cuda executor's CUDA graphs)."""
+        return run({name: self.to_executor(value) for name, value in feeds.items()})
+
     def to_executor(self, value):
         """A feed, moved to where this executor keeps values."""
         return value

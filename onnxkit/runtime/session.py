@@ -82,12 +82,12 @@ class Session:
         """Outputs in the order of ``output_names`` (all, in graph order, when None)."""
         names = self._requested(output_names)
         feeds = self._check_feeds(input_feed)
-        feeds = {k: self.executor.to_executor(v) for k, v in feeds.items()}
         state = RunState(self.executor, self.limits, trace if trace is not None else self.trace)
         token = using_limits(self.limits, state.budget)
         try:
             with np.errstate(all="ignore"), self.executor.running():
-                outputs = run_graph(self.plan, feeds, None, state)
+                outputs = self.executor.execute(feeds, lambda moved: _run(self.plan, moved, state),
+                                                replayable=state.trace is None)
         finally:
             reset_limits(token)
         by_name = dict(zip(self.plan.output_names, outputs))
@@ -110,6 +110,13 @@ class Session:
     def __repr__(self) -> str:
         return (f"<onnxkit.Session executor={self.executor.name!r} level={self.level} "
                 f"inputs={[i.name for i in self._inputs]} outputs={[o.name for o in self._outputs]}>")
+
+
+def _run(plan, feeds, state: RunState) -> list:
+    """One pass over the plan (an executor may make more than one per ``Session.run``:
+    each starts with nothing held against the run's memory budget)."""
+    state.budget.live = 0
+    return run_graph(plan, feeds, None, state)
 
 
 def _optimized(model, level: int, reuse_source: bool = False):

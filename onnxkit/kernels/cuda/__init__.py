@@ -81,8 +81,14 @@ def _numpy_compat() -> None:
         np.row_stack = np.vstack
 
 
-def make_executor(synchronize_each_node: bool = True):
-    """A fresh ``CudaExecutor`` (one per Session: it caches that session's uploads)."""
+def make_executor(synchronize_each_node: bool = True, graphs: bool | None = None):
+    """A fresh ``CudaExecutor`` (one per Session: it caches that session's uploads).
+
+    ``graphs``: replay runs of static shapes as CUDA graphs (``_graphs``); by default on
+    unless ``ONNXKIT_CUDA_GRAPHS=0``. Never while each node is synchronized.
+    """
+    if graphs is None:
+        graphs = os.environ.get("ONNXKIT_CUDA_GRAPHS", "1") not in ("", "0")
     reason = unavailable_reason()
     if reason is not None:
         raise ExecutorUnavailableError(f"the 'cuda' executor is unavailable: {reason}")
@@ -95,7 +101,7 @@ def make_executor(synchronize_each_node: bool = True):
 
     reference = load_reference_kernels()
     return CudaExecutor((load_cuda_kernels(), reference), reference, synchronize_each_node,
-                        DEVICE_SOURCES)
+                        DEVICE_SOURCES, graphs)
 
 
 register_executor("cuda", make_executor)

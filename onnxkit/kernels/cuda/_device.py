@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from onnxkit.kernels.cuda._simulator import install as fix_simulator
+from onnxkit.kernels.indexing import simulated  # noqa: F401 (the one test, for every cuda module)
 from onnxkit.runtime.limits import check_allocation
 
 #: dtypes a DeviceTensor may hold; anything else (strings, float16, bfloat16, float8,
@@ -34,12 +35,6 @@ FLOAT_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64))
 class HostFallback(Exception):
     """Raised by a CUDA kernel that cannot take these inputs; the executor then runs the
     operator's reference kernel on the host and records ``str(exc)`` as the reason."""
-
-
-def simulated() -> bool:
-    from numba import config
-
-    return bool(config.ENABLE_CUDASIM)
 
 
 # ---------------------------------------------------------------- the tensor
@@ -167,7 +162,25 @@ def current_record() -> NodeRecord | None:
     return stack[-1] if stack else None
 
 
+class CaptureBroken(BaseException):
+    """A run being captured into a CUDA graph did something a graph cannot replay (a copy
+    between host and device, a host kernel reading device data). A BaseException so that
+    no kernel's or evaluator's ``except Exception`` turns it into a model error: the
+    executor catches it, drops the capture and runs the model eagerly."""
+
+
+def capturing():
+    """The capture under way on this thread (``_graphs.Capture``), or None."""
+    return getattr(_local, "capture", None)
+
+
+def set_capture(capture) -> None:
+    _local.capture = capture
+
+
 def _note(direction: str, nbytes: int, what: str) -> None:
+    if capturing() is not None:
+        raise CaptureBroken(f"a {direction} copy of {what} ({nbytes} B)")
     record = current_record()
     if record is not None:
         record.transfers.append(Transfer(direction, int(nbytes), what))
@@ -327,12 +340,17 @@ SIMULATOR_SWITCH_INTERVAL = 0.001
 
 
 def launch(kernel, blocks, threads, *args, barriers: bool = True) -> None:
-    """``kernel[blocks, threads](*args)``; the one place kernels are started.
+    """``kernel[blocks, threads](*args)``; the one place kernels are started. While a run
+    is being captured into a CUDA graph (``_graphs``) the launch goes to the capture.
 
     The simulator cannot run two launches at once (it swaps a kernel's ``cuda`` module per
     launch), so there launches from several threads take turns; ``barriers``: the kernel's
     threads call ``cuda.syncthreads()`` (see SIMULATOR_SWITCH_INTERVAL).
     """
+    capture = capturing()
+    if capture is not None:  # recorded into the graph, not run now
+        capture.add(kernel, blocks, threads, args, barriers)
+        return
     if simulated():
         fix_simulator()
         with _SIMULATOR_LOCK:

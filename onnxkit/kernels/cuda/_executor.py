@@ -32,9 +32,11 @@ from typing import Any
 import numpy as np
 
 from onnxkit.errors import KernelError, OnnxkitError
-from onnxkit.kernels.cuda._device import (DevicePool, DeviceTensor, HostFallback, NodeRecord,
-                                          _note, _records, _to_host, can_live_on_device,
-                                          describe, download, synchronize, unwrap, upload)
+from onnxkit.kernels.cuda import _graphs
+from onnxkit.kernels.cuda._device import (CaptureBroken, DevicePool, DeviceTensor, HostFallback,
+                                          NodeRecord, _note, _records, _to_host,
+                                          can_live_on_device, describe, download, set_capture,
+                                          synchronize, unwrap, upload)
 from onnxkit.ops.registry import Kernel
 from onnxkit.runtime.context import KernelContext
 from onnxkit.runtime.executors import Executor
@@ -99,8 +101,15 @@ class CudaExecutor(Executor):
     name = "cuda"
 
     def __init__(self, registries, reference, synchronize_each_node: bool = True,
-                 sources: frozenset = frozenset()):
+                 sources: frozenset = frozenset(), graphs: bool = True):
         super().__init__(registries)
+        # replay static-shape runs as CUDA graphs (``_graphs``); never while each node is
+        # synchronized for honest per-node times
+        self.graphs = graphs and not synchronize_each_node
+        self._graphs: dict = {}  # feed signature -> RunGraph, or the reason it has none
+        self._runs: Counter = Counter()  # eager runs per feed signature
+        self._graph_lock = threading.Lock()
+        self._graph_driver = None
         self.sources = sources  # (domain, op_type) run on the device with host inputs
         self.reference = reference  # the registry host fallbacks take kernels from
         self.synchronize_each_node = synchronize_each_node  # honest per-node times
@@ -113,7 +122,7 @@ class CudaExecutor(Executor):
     # ------------------------------------------------------------ Executor interface
 
     def invoke(self, kernel: Kernel, args: list, attrs: dict, ctx) -> Any:
-        record = NodeRecord(kernel.qualified_name, uploads=self.uploads, pool=self.pool)
+        record = NodeRecord(kernel.qualified_name, uploads=self.uploads, pool=self._pool())
         stack = _records()
         stack.append(record)
         try:
@@ -140,6 +149,89 @@ class CudaExecutor(Executor):
         if isinstance(value, dict):
             return {k: self.to_host(v) for k, v in value.items()}
         return value
+
+    # ------------------------------------------------------------ whole runs
+
+    def execute(self, feeds: dict, run, replayable: bool = True) -> list:
+        """The outputs of one run: eager the first time a feed signature is seen, captured
+        into a CUDA graph the second time, replayed from then on (``_graphs``)."""
+        if not (self.graphs and replayable):
+            return super().execute(feeds, run, replayable)
+        key = _signature(feeds)
+        if key is None:
+            return super().execute(feeds, run, replayable)
+        graph = self._graphs.get(key)
+        if isinstance(graph, _graphs.RunGraph):
+            return self._outside("graph", lambda: graph.replay(feeds))
+        with self._graph_lock:
+            self._runs[key] += 1
+            capture = graph is None and self._runs[key] >= 2
+            if capture:
+                self._graphs[key] = "being captured"
+        if not capture:
+            return super().execute(feeds, run, replayable)
+        try:
+            graph, outputs = self._capture(feeds, run)
+        except Exception as exc:  # no graph: this signature runs eagerly from now on
+            self._graphs[key] = f"not captured: {type(exc).__name__}: {exc}"
+            return super().execute(feeds, run, replayable)
+        if isinstance(graph, str):
+            self._graphs[key] = graph
+            return super().execute(feeds, run, replayable)
+        self._graphs[key] = graph
+        return outputs
+
+    def _capture(self, feeds: dict, run):
+        """(RunGraph, this run's outputs), or (why not, outputs) when it cannot be replayed.
+
+        The run goes eagerly once more, from a pool of its own (so every buffer the capture
+        needs is allocated before it), then is captured from that pool, and the graph's
+        first replay must give the eager run's outputs bit for bit.
+        """
+        if self._graph_driver is None:
+            self._graph_driver = _graphs.backend()
+        driver = self._graph_driver
+        pool = DevicePool()
+        self._local.pool = pool
+        try:
+            eager = [self.to_host(v) for v in super().execute(feeds, run, True)]
+            device_feeds, flats = {}, {}
+            for name, value in feeds.items():
+                array = np.ascontiguousarray(value)
+                flats[name] = flat = pool.take(max(array.size, 1), array.dtype)
+                device_feeds[name] = DeviceTensor(flat, array.shape, array.dtype)
+            capture = driver.begin()
+            set_capture(capture)
+            broken = None
+            try:
+                with _no_frees():
+                    outputs = run(device_feeds)
+            except CaptureBroken as why:
+                broken = f"not captured: the run made {why}"
+            finally:
+                set_capture(None)
+                instance = driver.end(capture, keep=broken is None)
+        finally:
+            self._local.pool = None
+        if broken is not None:
+            return broken, eager
+        outputs = [unwrap(v) for v in outputs]
+        if not all(isinstance(v, (DeviceTensor, np.ndarray)) for v in outputs):
+            driver.release(instance)
+            return "not captured: an output is a sequence, map or optional", eager
+        graph = _graphs.RunGraph(driver, instance, flats, outputs,
+                                 [capture.kept, pool, device_feeds], capture.count)
+        replayed = self._outside("graph", lambda: graph.replay(feeds))
+        if not all(_same(a, b) for a, b in zip(eager, replayed)):
+            return "not captured: the graph's replay disagreed with the eager run", eager
+        return graph, eager
+
+    def graph_notes(self) -> dict:
+        """Per feed signature ((name, shape, dtype), ...): how many launches its graph
+        replays and how often it ran, or why it runs eagerly."""
+        return {key: (f"CUDA graph of {g.launches} launches, replayed {g.replays} times"
+                      if isinstance(g, _graphs.RunGraph) else g)
+                for key, g in self._graphs.items()}
 
     # ------------------------------------------------------------ where a node runs
 
@@ -182,10 +274,17 @@ class CudaExecutor(Executor):
             if kernel.context:
                 return kernel.fn(*args, ctx=ctx, **attrs)
             return kernel.fn(*args, **attrs)
-        except (OnnxkitError, HostFallback):
+        except HostFallback:
+            raise
+        except KernelError as exc:  # bad input: say where it ran and what it got
+            if exc.args and isinstance(exc.args[0], str):
+                exc.args = (f"{exc.args[0]} (inputs [{_shown(args)}] on the {record.placement})",
+                            ) + exc.args[1:]
+            raise
+        except OnnxkitError:
             raise
         except Exception as exc:  # name where it ran and what it got (device-aware)
-            shown = ", ".join(describe(a) if a is not None else "<absent>" for a in args)
+            shown = _shown(args)
             raise KernelError(
                 f"kernel {kernel.qualified_name} failed on the {record.placement} with inputs "
                 f"[{shown}]: {type(exc).__name__}: {exc}") from exc
@@ -201,7 +300,7 @@ class CudaExecutor(Executor):
     # ------------------------------------------------------------ counting
 
     def _outside(self, phase: str, move):
-        record = NodeRecord(f"<{phase}>", pool=self.pool)
+        record = NodeRecord(f"<{phase}>", pool=self._pool())
         stack = _records()
         stack.append(record)
         try:
@@ -221,6 +320,10 @@ class CudaExecutor(Executor):
                 totals[f"{record.placement}_nodes"] += 1
                 if record.placement == "host":
                     self._host_reasons[(record.kernel, record.reason)] += 1
+
+    def _pool(self) -> DevicePool:
+        """The pool this thread's run takes buffers from (a capture's own, or the session's)."""
+        return getattr(self._local, "pool", None) or self.pool
 
     def owns(self, value) -> bool:
         return isinstance(value, DeviceTensor)
@@ -257,6 +360,37 @@ class CudaExecutor(Executor):
 _STAT_KEYS = ("h2d_count", "h2d_bytes", "d2h_count", "d2h_bytes", "feeds_h2d_bytes",
               "nodes_h2d_bytes", "nodes_d2h_bytes", "outputs_d2h_bytes", "cuda_nodes",
               "host_nodes")
+
+
+def _shown(args) -> str:
+    return ", ".join(describe(a) if a is not None else "<absent>" for a in args)
+
+
+def _same(a, b) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and a.dtype == b.dtype and np.array_equal(
+        a, b, equal_nan=a.dtype.kind in "fc")
+
+
+def _no_frees():
+    """No device memory freed while a capture is under way (numba frees lazily; a free can
+    synchronize the device)."""
+    from contextlib import nullcontext
+
+    from numba import cuda
+
+    defer = getattr(cuda, "defer_cleanup", None)
+    return defer() if defer is not None else nullcontext()
+
+
+def _signature(feeds: dict):
+    """The feed signature a graph is kept for; None when a feed cannot live on the device."""
+    key = []
+    for name, value in sorted(feeds.items()):
+        if not can_live_on_device(value):
+            return None
+        key.append((name, tuple(value.shape), value.dtype.str))
+    return tuple(key)
 
 
 def _back_up(value, what: str):
