@@ -1,7 +1,8 @@
-"""Export torchvision's swin_t (random weights, seed 0) for the big-graph browser test.
+"""torchvision's swin_t (random weights, seed 0, no download) as ONNX, for the big-graph test.
 
-    pip install torchvision==0.28.0     # the version built for torch 2.13.0
     python -m tests.widgets._export_swin_t .cache/bigraph/swin_t.onnx
+    cached_swin_t()    # the file under .cache/bigraph/, exported on first use (about 30 s);
+                       # None without torchvision (pip install -e '.[torch]')
 
 The TorchScript exporter (opset 17) names nodes by module path (``/features/features.3/...``),
 which the graph widget folds into blocks; it writes 6,261 nodes (the dynamo exporter, after
@@ -10,8 +11,30 @@ its optimizations, 760).
 
 from __future__ import annotations
 
+import importlib.metadata
+import importlib.util
+import os
+import subprocess
 import sys
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cached_swin_t(folder: Path = ROOT / ".cache" / "bigraph") -> Path | None:
+    """The exported file (named by the torch and torchvision versions), or None when
+    torchvision is not installed. The export runs in a child process: torch stays out of
+    the caller."""
+    if importlib.util.find_spec("torchvision") is None or importlib.util.find_spec("torch") is None:
+        return None
+    versions = "-".join(importlib.metadata.version(p) for p in ("torch", "torchvision"))
+    path = folder / f"swin_t-{versions}.onnx"
+    if not path.exists():
+        part = path.with_name(f"{path.name}.{os.getpid()}.part")
+        subprocess.run([sys.executable, "-m", "tests.widgets._export_swin_t", str(part)],
+                       cwd=ROOT, check=True, capture_output=True)
+        os.replace(part, path)  # whole or not at all, also beside a parallel test worker
+    return path
 
 
 def main(path: str) -> None:
