@@ -5,21 +5,14 @@
     outputs = sess.run(None, {"x": x})
 """
 
+from onnxkit.api import Session, bisect, optimize, run
 from onnxkit.errors import OnnxkitError
 from onnxkit.loading import load
 from onnxkit.magic import load_ipython_extension  # cheap: does not import IPython
 from onnxkit.runtime.limits import Limits
-from onnxkit.runtime.session import Session, run
 from onnxkit.runtime.trace import TraceEvent
 
 __version__ = "0.1.0"
-
-
-def optimize(model, level: int = 1):
-    """Optimize ``model`` at ``level`` 0-3: ``(optimized ModelProto, Report)``."""
-    from onnxkit.optimizer import optimize as _optimize
-
-    return _optimize(load(model), level)
 
 
 def show(model, **options):
@@ -29,5 +22,5 @@ def show(model, **options):
     return _show(model, **options)
 
 
-__all__ = ["Session", "run", "load", "optimize", "show", "Limits", "TraceEvent", "OnnxkitError",
-           "load_ipython_extension", "__version__"]
+__all__ = ["Session", "run", "load", "optimize", "bisect", "show", "Limits", "TraceEvent",
+           "OnnxkitError", "load_ipython_extension", "__version__"]

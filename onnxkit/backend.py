@@ -18,7 +18,7 @@ import onnx
 from onnx import ModelProto, NodeProto, helper
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType
 
-from onnxkit.runtime.session import Session
+from onnxkit.api import Session
 
 
 class OnnxkitRep(BackendRep):

@@ -170,7 +170,7 @@ _PACKED = {TensorProto.INT4, TensorProto.UINT4, TensorProto.FLOAT4E2M1, TensorPr
 def _check_external_length(tensor: TensorProto, length: int) -> None:
     """Refuse, before reading, data whose length does not fit the tensor's dims and type
     (a big file must not be read into memory for a tensor that cannot hold it)."""
-    from onnxkit.runtime.limits import check_allocation
+    from onnxkit.core.limits import check_allocation
 
     check_allocation([length], "uint8", f"tensor {quoted(tensor.name)} external data")
     if tensor.data_type in _PACKED or tensor.data_type == TensorProto.STRING:

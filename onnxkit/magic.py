@@ -164,7 +164,7 @@ def unquote(token: str) -> str:
 def session_for(obj: Any, executor: str, level: int):
     from onnx import ModelProto
 
-    from onnxkit.runtime.session import Session
+    from onnxkit.api import Session
 
     if isinstance(getattr(obj, "model", None), ModelProto) and hasattr(obj, "run"):
         return obj  # already a Session
@@ -261,7 +261,7 @@ def build_magics():
             executor = executor_option(options)
             opset = whole_number(options, "opset", 1, onnx.defs.onnx_opset_version(), None)
             model = parse_cell(cell, opset)
-            from onnxkit.runtime.session import Session
+            from onnxkit.api import Session
 
             onnx.checker.check_model(model)
             session = Session(model, executor=executor)

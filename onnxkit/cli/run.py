@@ -27,7 +27,7 @@ from onnxkit.conformance.compare import assert_outputs_close
 from onnxkit.html import terminal_text
 from onnxkit.inputs import random_feeds, symbolic_dims
 from onnxkit.runtime.executors import executor_names
-from onnxkit.runtime.session import Session
+from onnxkit.api import Session
 
 
 def add_arguments(parser) -> None:

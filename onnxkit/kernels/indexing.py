@@ -170,6 +170,14 @@ def for_cpu(fn):
     return numba.njit(inline="always")(fn)
 
 
+def simulated() -> bool:
+    """True when the cuda kernels run in numba's simulator (``NUMBA_ENABLE_CUDASIM=1``); the
+    one test of it, which ``onnxkit.kernels.cuda._device`` re-exports for the cuda modules."""
+    from numba import config
+
+    return bool(config.ENABLE_CUDASIM)
+
+
 @lru_cache(maxsize=None)
 def for_cuda(fn):
     """``fn`` compiled as a CUDA device function: ``numba.cuda.jit(device=True)``.
@@ -182,8 +190,6 @@ def for_cuda(fn):
     1000x1000 MaxPool with 60x80 windows did not end in 2,400 s).
     """
     from numba import cuda
-
-    from onnxkit.kernels.cuda._device import simulated
 
     code = fn.__code__
     if simulated() and "cuda" not in code.co_names + code.co_freevars:

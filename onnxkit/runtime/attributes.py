@@ -13,7 +13,7 @@ from typing import Callable
 from onnx import AttributeProto, NodeProto
 
 from onnxkit.errors import AttributeMismatchError, describe_node, quoted
-from onnxkit.ops.registry import Kernel
+from onnxkit.core.registry import Kernel
 from onnxkit.runtime.values import sparse_to_dense, tensor_to_array
 
 A = AttributeProto

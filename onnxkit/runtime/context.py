@@ -1,49 +1,5 @@
-"""What a scope-aware kernel (``@op(..., context=True)``) receives as ``ctx``."""
+"""``KernelContext``, kept at its old path: it lives in ``onnxkit.core.context``."""
 
-from __future__ import annotations
+from onnxkit.core.context import KernelContext
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
-
-from onnx import NodeProto
-
-from onnxkit.runtime.limits import Limits, MemoryBudget
-
-if TYPE_CHECKING:
-    from onnxkit.runtime.evaluator import RunState
-    from onnxkit.runtime.plan import GraphPlan
-
-
-@dataclass
-class KernelContext:
-    """The node being run and a way to run its subgraphs in the enclosing scope.
-
-    ``ctx.run(body, [v1, v2])`` binds the body's inputs positionally and returns its
-    outputs as a list; the body sees every value of the enclosing graphs. ``ctx.budget``
-    is the run's memory budget: a kernel that keeps values between body runs (loop state,
-    scan outputs) charges them there, and releases them before it returns its results
-    (which the evaluator charges).
-    """
-
-    node: NodeProto
-    opset: int
-    scope: Mapping[str, Any]
-    state: "RunState"
-    graph: "GraphPlan | None" = None  # the plan holding this node (e.g. for Gradient)
-
-    @property
-    def n_outputs(self) -> int:
-        return len(self.node.output)
-
-    @property
-    def limits(self) -> Limits:
-        return self.state.limits
-
-    @property
-    def budget(self) -> MemoryBudget:
-        return self.state.budget
-
-    def run(self, body: "GraphPlan", inputs: Sequence[Any] = ()) -> list:
-        from onnxkit.runtime.evaluator import run_graph
-
-        return run_graph(body, body.bind(inputs), self.scope, self.state)
+__all__ = ["KernelContext"]

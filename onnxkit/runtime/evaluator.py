@@ -24,9 +24,9 @@ from typing import Any, Mapping
 import numpy as np
 
 from onnxkit.errors import GraphError, KernelError, OnnxkitError, describe_node
-from onnxkit.runtime.context import KernelContext
+from onnxkit.core.context import KernelContext
 from onnxkit.runtime.executors import Executor
-from onnxkit.runtime.limits import Limits, MemoryBudget
+from onnxkit.core.limits import Limits, MemoryBudget
 from onnxkit.runtime.plan import GraphPlan, Step
 from onnxkit.runtime.trace import TraceCallback, TraceEvent
 from onnxkit.runtime.values import describe_value, value_bytes
@@ -51,6 +51,10 @@ class RunState:
     def __post_init__(self):
         if self.budget is None:
             self.budget = MemoryBudget(self.limits)
+
+    def run_body(self, body: GraphPlan, feeds: Mapping[str, Any], outer) -> list:
+        """Run a nested graph in this run (``KernelContext.run``, which cannot import us)."""
+        return run_graph(body, feeds, outer, self)
 
 
 def run_graph(plan: GraphPlan, feeds: Mapping[str, Any], outer: Mapping[str, Any] | None,

@@ -1,19 +1,24 @@
 """Executors: which registries a plan draws kernels from, and how a kernel is called.
 
-| name        | kernels                                                    |
-|-------------|------------------------------------------------------------|
-| reference   | readable numpy (``onnxkit.ops``)                           |
-| cpu         | Numba kernels for the hot ops (``onnxkit.kernels.cpu``), reference for the rest |
+The backends sit above this layer, so the one table of them, ``BACKENDS``, names each
+one's factory (``"module:function"``) instead of importing it; ``get_executor`` imports
+the one asked for, the first time it is asked for.
+
+| name        | kernels                                                    | factory |
+|-------------|------------------------------------------------------------|---------|
+| reference   | readable numpy (``onnxkit.ops``)                           | ``onnxkit.ops`` |
+| cpu         | Numba kernels for the hot ops, reference for the rest      | ``onnxkit.kernels.cpu._executor`` |
+| cuda        | Numba CUDA kernels, tensors kept on the GPU                | ``onnxkit.kernels.cuda`` |
 """
 
 from __future__ import annotations
 
+import importlib
 from contextlib import nullcontext
 from typing import Any, Callable
 
+from onnxkit.core.registry import Kernel, Registry
 from onnxkit.errors import ExecutorUnavailableError
-from onnxkit.ops import load_reference_kernels
-from onnxkit.ops.registry import Kernel, Registry
 
 
 class Executor:
@@ -58,92 +63,40 @@ class Executor:
         return nullcontext()
 
 
-class CpuExecutor(Executor):
-    """Numba kernels first, reference kernels for the rest; outputs in reused buffers.
+#: Every executor: its name and the factory (``"module:function"``) that makes one.
+BACKENDS: dict[str, str] = {
+    "reference": "onnxkit.ops:make_executor",
+    "cpu": "onnxkit.kernels.cpu._executor:make_executor",
+    "cuda": "onnxkit.kernels.cuda:make_executor",
+}
 
-    Each executor (one per Session) owns a ``BufferPool``: while a run is under way, the
-    pool is the current one, and the kernel's ``empty(shape, dtype)`` takes a buffer
-    that no live value holds any more (see ``onnxkit.kernels.cpu._buffers``). During a
-    run numpy's BLAS is set to one thread: the products and the kernels share Numba's
-    threads instead (``onnxkit.kernels.cpu._blas``, ``onnxkit.runtime.blas_threads``).
-    """
-
-    name = "cpu"
-
-    def __init__(self, registries: tuple[Registry, ...]):
-        from onnxkit.kernels.cpu import _buffers, _tuning, conv
-        from onnxkit.runtime import blas_threads  # loads numpy's OpenBLAS by ctypes: cpu only
-
-        super().__init__(registries)
-        self.pool = _buffers.BufferPool()
-        self.tune = None  # time the algorithms (True), or not; None: ONNXKIT_CPU_TUNE
-        self._modules = (_buffers, blas_threads, _tuning)
-        self._conv = conv
-
-    def running(self):
-        return _CpuRun(self)
-
-    def trace_extra(self):
-        """``{"algorithm": ...}`` for a Conv (``kernels.cpu._conv_rules``), else None."""
-        algorithm = self._conv.ran()
-        return None if algorithm is None else {"algorithm": algorithm}
-
-
-class _CpuRun:
-    """The context of one run on the cpu executor: the session's pool current, BLAS on
-    one thread, the tuning flag fixed once. A class, not a generator (7.7 -> 2 us a run)."""
-
-    __slots__ = ("executor", "tokens")
-
-    def __init__(self, executor: CpuExecutor):
-        self.executor = executor
-
-    def __enter__(self):
-        buffers, blas, tuning = self.executor._modules
-        self.tokens = (buffers.using_pool(self.executor.pool),
-                       tuning.begin_run(self.executor.tune), blas.one_thread())
-        self.executor._conv.ran()  # (forgets an earlier run's last Conv: ``trace_extra``)
-
-    def __exit__(self, *exc) -> bool:
-        buffers, blas, tuning = self.executor._modules
-        pool, tuned, threads = self.tokens
-        blas.restore_threads(threads)
-        tuning.end_run(tuned)
-        buffers.release(pool)
-        return False
-
-
-def _reference() -> Executor:
-    return Executor((load_reference_kernels(),))
-
-
-def _cpu() -> Executor:
-    from onnxkit.kernels.cpu import load_cpu_kernels
-
-    return CpuExecutor((load_cpu_kernels(), load_reference_kernels()))
-
-
-_FACTORIES: dict[str, Callable[[], Executor]] = {"reference": _reference, "cpu": _cpu}
+_FACTORIES: dict[str, Callable[[], Executor]] = {}  # the factories imported so far
 
 
 def register_executor(name: str, factory: Callable[[], Executor]) -> None:
+    """Add (or replace) an executor by its factory, e.g. one a course or a test defines."""
     _FACTORIES[name] = factory
+
+
+def _factory(name: str) -> Callable[[], Executor]:
+    if name not in _FACTORIES:
+        module, _, function = BACKENDS[name].partition(":")
+        try:
+            _FACTORIES[name] = getattr(importlib.import_module(module), function)
+        except ImportError as exc:
+            raise ExecutorUnavailableError(f"the {name!r} executor cannot load: {exc}") from exc
+    return _FACTORIES[name]
 
 
 def get_executor(name: str) -> Executor:
     if isinstance(name, Executor):
         return name
-    if name == "cuda" and "cuda" not in _FACTORIES:
-        try:
-            import onnxkit.kernels.cuda  # noqa: F401  (registers the cuda executor)
-        except ImportError as exc:
-            raise ExecutorUnavailableError(f"the 'cuda' executor cannot load: {exc}") from exc
-    if name not in _FACTORIES:
+    if name not in _FACTORIES and name not in BACKENDS:
         raise ExecutorUnavailableError(
-            f"unknown executor {name!r}; available: {', '.join(sorted(_FACTORIES))}"
+            f"unknown executor {name!r}; available: {', '.join(executor_names())}"
         )
-    return _FACTORIES[name]()
+    return _factory(name)()
 
 
 def executor_names() -> list[str]:
-    return sorted(set(_FACTORIES) | {"cuda"})
+    return sorted(set(BACKENDS) | set(_FACTORIES))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from onnx import AttributeProto, FunctionProto, GraphProto, NodeProto, ValueInfoProto
 
-from onnxkit.ops.registry import Kernel, normalize_domain
+from onnxkit.core.registry import Kernel, normalize_domain
 
 
 def function_graph(function: FunctionProto) -> GraphProto:

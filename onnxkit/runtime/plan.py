@@ -21,7 +21,7 @@ from onnx import FunctionProto, GraphProto, ModelProto, NodeProto
 
 from onnxkit.errors import (GraphError, LimitExceededError, NotImplementedOpError, describe_node, listed,
                             quoted, shown)
-from onnxkit.ops.registry import Kernel, normalize_domain, schema_of, schema_since_version
+from onnxkit.core.registry import Kernel, normalize_domain, schema_of, schema_since_version
 from onnxkit.runtime.attributes import kernel_attributes, resolve_references
 from onnxkit.runtime.functions import function_kernel
 from onnxkit.runtime.limits import Limits

@@ -1,4 +1,8 @@
-"""``onnxkit.Session``: shaped like ``onnxruntime.InferenceSession`` so habits carry over."""
+"""The session core: plan a model once, run it many times, shaped like
+``onnxruntime.InferenceSession`` so habits carry over.
+
+``onnxkit.Session`` (``onnxkit.api``) is this class with ``level=``: the optimizer sits
+above this layer, so it is the top layer that optimizes the model (``_rewrite``)."""
 
 from __future__ import annotations
 
@@ -25,7 +29,10 @@ class Session:
     >>> y, = sess.run(None, {"x": x})
     """
 
-    def __init__(self, model: ModelLike, executor: str = "reference", level: int = 0, *,
+    level = 0  #: the optimization level the model was rewritten at (``onnxkit.Session``)
+    optimization_report = None
+
+    def __init__(self, model: ModelLike, executor: str = "reference", *,
                  limits: Limits | None = None, trace: TraceCallback | None = None,
                  tune: bool | None = None):
         self.limits = limits or DEFAULT_LIMITS
@@ -37,11 +44,8 @@ class Session:
         self.executor = get_executor(executor)
         if tune is not None:  # the cpu executor: time the algorithms of each layer shape
             self.executor.tune = bool(tune)
-        self.level = level
-        self.optimization_report = None
-        if level:  # a model this session loaded itself is rewritten, not copied
-            proto, self.optimization_report = _optimized(
-                proto, level, reuse_source=not isinstance(model, ModelProto))
+        # a model this session loaded itself may be rewritten in place, not copied
+        proto = self._rewrite(proto, reuse_source=not isinstance(model, ModelProto))
         self.trace = trace
         token = using_limits(self.limits)
         try:  # the weights live once, in the plan; the proto keeps stubs (``weights``)
@@ -63,6 +67,11 @@ class Session:
                                         {vi.name for vi in graph.input if vi.name in initialized})
         self._inputs = [NodeArg.from_value_info(vi) for vi in graph.input if vi.name not in initialized]
         self._outputs = [NodeArg.from_value_info(vi) for vi in graph.output]
+
+    def _rewrite(self, proto: ModelProto, reuse_source: bool) -> ModelProto:
+        """The model as this session plans it: here, as loaded (``onnxkit.Session``
+        optimizes it at its level)."""
+        return proto
 
     @property
     def model(self) -> ModelProto:
@@ -119,26 +128,10 @@ def _run(plan, feeds, state: RunState) -> list:
     return run_graph(plan, feeds, None, state)
 
 
-def _optimized(model, level: int, reuse_source: bool = False):
-    """``optimize(model, level)``; a model the optimizer cannot handle is an onnxkit error."""
-    from onnxkit.optimizer import optimize
-
-    try:
-        return optimize(model, level, reuse_source=reuse_source)
-    except OnnxkitError:
-        raise
-    except RecursionError as exc:
-        raise LimitExceededError(f"the model nests too deeply to optimize: {exc}") from exc
-    except Exception as exc:
-        raise GraphError(
-            f"the optimizer (level {level}) could not handle this model: {type(exc).__name__}: "
-            f"{exc}; level=0 runs it unoptimized"
-        ) from exc
-
-
 def run(model: ModelLike, feeds: Mapping[str, Any], output_names: Sequence[str] | None = None,
         executor: str = "reference", **kwargs) -> list:
-    """One-shot: ``onnxkit.run(model, {"x": x})`` -> list of outputs."""
+    """One-shot, unoptimized: ``run(model, {"x": x})`` -> list of outputs (``onnxkit.run``
+    takes ``level=`` too)."""
     return Session(model, executor=executor, **kwargs).run(output_names, feeds)
 
 
