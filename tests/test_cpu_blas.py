@@ -17,7 +17,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import onnxkit
 from onnxkit.kernels.cpu import _blas, _blas_libraries
-from tests.cuda.cases import f32
+from tests.op_cases import f32
 
 pytestmark = pytest.mark.skipif(not _blas.AVAILABLE,
                                 reason="no BLAS library found (oneMKL, numpy's OpenBLAS)")

@@ -1,6 +1,6 @@
 """The ``cpu`` executor gives the reference executor's answers, with its own kernels.
 
-The op table of ``tests/cuda/cases.py`` (one node per case, executor-agnostic) runs on
+The op table of ``tests/op_cases.py`` (one node per case, executor-agnostic) runs on
 both executors; ``CPU_CASES`` below adds the configurations the cpu kernels take
 special paths for (stride phases, depthwise planes, the fused epilogues, NaN in
 windows). Tolerances are tight: the kernels compute the same formulas in the same
@@ -18,7 +18,7 @@ import onnxkit
 from onnxkit.kernels.cpu import CPU, load_cpu_kernels
 from onnxkit.kernels.cpu._buffers import BufferPool, empty, release, using_pool
 from onnxkit.runtime.profile import Profiler
-from tests.cuda.cases import CASES, C, Init, f32
+from tests.op_cases import CASES, C, Init, f32
 
 load_cpu_kernels()
 

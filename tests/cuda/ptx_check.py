@@ -7,7 +7,7 @@ WITHOUT NUMBA_ENABLE_CUDASIM:
     1. points numba at the CUDA toolkit's NVVM and a fixed compute capability (no driver);
     2. keeps "device" buffers in host memory (numpy arrays type like device arrays);
     3. turns each launch into ``cuda.compile_ptx(kernel, argument types)``;
-    4. runs the cases of tests/cuda/cases.py (and, optionally, spec cases) through
+    4. runs the cases of tests/op_cases.py (and, optionally, spec cases) through
        Session(executor="cuda"): every kernel specialization they reach gets compiled.
 
 Results are garbage (nothing runs); only compile errors count. With ``--resources`` and
@@ -183,7 +183,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     cc = tuple(int(p) for p in args.cc.split("."))
     compiler = install(cc)
-    from tests.cuda.cases import CASES
+    from tests.op_cases import CASES
 
     cases = list(CASES) + (list(spec_cases()) if args.spec else [])
     run_cases(cases)

@@ -1,4 +1,4 @@
-"""Every cuda kernel against the reference kernels, one node at a time (tests/cuda/cases.py).
+"""Every cuda kernel against the reference kernels, one node at a time (tests/op_cases.py).
 
 Runs on a GPU, or under the simulator: ``NUMBA_ENABLE_CUDASIM=1 pytest tests/cuda``.
 """
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import onnxkit
-from tests.cuda.cases import CASES
+from tests.op_cases import CASES
 
 
 @pytest.fixture(autouse=True)

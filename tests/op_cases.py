@@ -1,4 +1,5 @@
-"""One table of op cases drives every cuda test: the simulator checks and the PTX compile.
+"""One table of op cases drives the tests of every executor: the cuda simulator checks and
+PTX compile (tests/cuda/), and the cpu executor's (tests/test_cpu_executor.py).
 
 Each case is one node on small inputs (the simulator runs every GPU thread as a Python
 thread); the test runs it on the reference and the cuda executors and compares. ``Init``
