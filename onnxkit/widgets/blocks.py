@@ -48,17 +48,42 @@ class Block:
         return self.scope.rsplit("/", 1)[0] if "/" in self.scope else ""
 
 
-def node_scopes(box: Box) -> list[str]:
-    """The scopes a node box is in, outermost first (``[]`` when its name gives none)."""
+def node_scopes(box: Box, cache: dict | None = None) -> list[str]:
+    """The scopes a node box is in, outermost first (``[]`` when its name gives none).
+
+    ``cache``: a dict kept across the nodes of one graph; nodes of one module share their
+    scope path, which is then split once."""
+    cache = {} if cache is None else cache
     node = box.node
     for prop in node.metadata_props:
         if prop.key == SCOPE_KEY:
-            try:  # ['', 'layers', 'layers.3', 'layers.3.attn', 'matmul_7']: the last is the node
-                parts = [p for p in ast.literal_eval(prop.value)[:-1] if p]
-            except (ValueError, SyntaxError, TypeError):
-                parts = []
-            return ["/".join(parts[: k + 1]) for k in range(len(parts))]
+            # ['', 'layers', 'layers.3', 'layers.3.attn', 'matmul_7']: the last is the node
+            key = ("meta", prop.value.rsplit(",", 1)[0])
+            if key not in cache:
+                cache[key] = _meta_scopes(prop.value)
+            return cache[key]
     name = node.name
+    key = ("/", name.rsplit("/", 1)[0]) if "/" in name else (".", name.rsplit(".", 1)[0])
+    if key not in cache:
+        cache[key] = _name_scopes(name)
+    return cache[key]
+
+
+def _meta_scopes(value: str) -> list[str]:
+    head = value.rsplit(",", 1)[0]
+    try:  # without its last item, which may hold a comma: then the head does not parse
+        parts = [p for p in ast.literal_eval(head + "]") if p] if head != value else []
+    except (ValueError, SyntaxError, TypeError):
+        try:
+            parts = [p for p in ast.literal_eval(value)[:-1] if p]
+        except (ValueError, SyntaxError, TypeError):
+            parts = []
+    if not all(isinstance(p, str) for p in parts):
+        parts = []
+    return ["/".join(parts[: k + 1]) for k in range(len(parts))]
+
+
+def _name_scopes(name: str) -> list[str]:
     if "/" in name:
         parts = [p for p in name.split("/")[:-1] if p]
         return ["/".join(parts[: k + 1]) for k in range(len(parts))]
@@ -72,31 +97,34 @@ def signature(members: list[Box], producer: dict[str, tuple[str, int]],
               shapes: dict[str, tuple]) -> str:
     """A hash of the nodes' op types and of which member output feeds which input.
 
-    ``shapes``: per node box id, (domain, op type, input names, attribute names, outputs).
+    ``shapes``: per node box id, (``domain:op``, input names, ``[attribute names]outputs``).
     """
     local = {b.id: k for k, b in enumerate(members)}
     outside: dict[str, int] = {}
     parts = []
     for box in members:
-        domain, op, inputs, attrs, n_out = shapes[box.id]
+        head, inputs, tail = shapes[box.id]
         ins = []
         for name in inputs:
             if not name:
                 ins.append("-")
                 continue
             src = producer.get(name)
-            if src is not None and src[0] in local:
-                ins.append(f"n{local[src[0]]}.{src[1]}")
+            k = local.get(src[0]) if src is not None else None
+            if k is not None:
+                ins.append(f"n{k}.{src[1]}")
             else:
                 ins.append(f"x{outside.setdefault(name, len(outside))}")
-        parts.append(f"{domain}:{op}({' '.join(ins)})[{attrs}]{n_out}")
+        parts.append(f"{head}({' '.join(ins)}){tail}")
     return hashlib.sha1(";".join(parts).encode()).hexdigest()[:12]
 
 
-def find_blocks(gd: GraphData, min_nodes: int = 3) -> list[Block]:
-    """The repeated blocks of the main graph, outer before inner, then in graph order."""
+def find_blocks(gd: GraphData, min_nodes: int = 3, data: set[str] | None = None) -> list[Block]:
+    """The repeated blocks of the main graph, outer before inner, then in graph order.
+    ``data``: ``data_nodes(gd)``, when the caller keeps it."""
     nodes = gd.nodes
-    named = {box.id: node_scopes(box) for box in nodes}
+    cache: dict = {}
+    named = {box.id: node_scopes(box, cache) for box in nodes}
     if not any(named.values()):  # no names to go by: repeated op sequences instead
         named = structural_scopes([b.label for b in nodes], [b.id for b in nodes])
     scopes: dict[str, list[Box]] = {}
@@ -107,12 +135,11 @@ def find_blocks(gd: GraphData, min_nodes: int = 3) -> list[Block]:
     shapes: dict[str, tuple] = {}
     for box in nodes:
         node = box.node
-        outputs = list(node.output)
-        for port, out in enumerate(outputs):
-            if out:
-                by_value.setdefault(out, (box.id, port))
-        shapes[box.id] = (node.domain, node.op_type, list(node.input),
-                          ",".join(sorted(a.name for a in node.attribute)), len(outputs))
+        for port, out in enumerate(box.outputs):
+            if out and out not in by_value:
+                by_value[out] = (box.id, port)
+        attrs = ",".join(sorted(a.name for a in node.attribute)) if node.attribute else ""
+        shapes[box.id] = (f"{node.domain}:{node.op_type}", box.inputs, f"[{attrs}]{len(box.outputs)}")
     seen_sets: dict[tuple, str] = {}  # a member set reached by several scope names: the outermost
     candidates = []
     for scope, members in scopes.items():
@@ -127,7 +154,7 @@ def find_blocks(gd: GraphData, min_nodes: int = 3) -> list[Block]:
     counts = Counter(b.signature for b in candidates)
     # a scope whose data ops are those of a repeated block is one more of them, though an
     # exporter wrote its shape arithmetic differently (the first layer often reuses earlier shapes)
-    data = data_nodes(gd)
+    data = data_nodes(gd) if data is None else data
     loose = {b.scope: tuple(sorted(Counter(m.label for m in scopes[b.scope] if m.id in data).items()))
              for b in candidates}
     known = {loose[b.scope] for b in candidates if counts[b.signature] >= 2}
@@ -148,10 +175,9 @@ def data_nodes(gd: GraphData) -> set[str]:
     data_values = {b.label for b in gd.boxes if b.kind in ("input", "outer")}
     out = set()
     for box in gd.nodes:
-        node = box.node
-        if node.op_type not in ("Shape", "Size") and any(i in data_values for i in node.input):
+        if any(i in data_values for i in box.inputs) and box.node.op_type not in ("Shape", "Size"):
             out.add(box.id)
-            data_values.update(o for o in node.output if o)
+            data_values.update(o for o in box.outputs if o)
     return out
 
 
@@ -197,7 +223,7 @@ def fold(gd: GraphData, blocks: list[Block], opened: set[str],
             if target in hidden:
                 hidden[box.id] = hidden[target]
     dropped = {b.id for b in gd.nodes if b.id not in hidden and b.id not in data
-               and not any(b.node.input) and b.id in readers
+               and not any(b.inputs) and b.id in readers
                and all(t in hidden for t in readers[b.id])}
     boxes: list[Box] = []
     placed: set[str] = set()

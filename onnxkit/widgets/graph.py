@@ -23,6 +23,8 @@ kernel (a saved notebook, nbviewer, GitHub, the docs site) the display's static
 from __future__ import annotations
 
 import base64
+import contextlib
+import gc
 from typing import Any, Iterable, Mapping
 
 import anywidget
@@ -65,6 +67,10 @@ class GraphWidget(anywidget.AnyWidget):
                  expand: bool | Iterable[str] = False, inline_initializers: bool = True,
                  highlight: Mapping[str, str] | None = None, infer: bool = True,
                  fold: bool | None = None, png: bool = False):
+        with paused_gc():
+            self._build(model, trace, expand, inline_initializers, highlight, infer, fold, png)
+
+    def _build(self, model, trace, expand, inline_initializers, highlight, infer, fold, png) -> None:
         self.model = as_model(model)
         self.trace = as_recorder(trace)
         typed = infer_types(self.model) if infer else self.model
@@ -80,8 +86,9 @@ class GraphWidget(anywidget.AnyWidget):
         else:
             opened = [self.node_id(n) for n in expand]
         self.png = png  # the display also carries a PNG (resvg-py), for viewers without SVG
-        self.blocks: list[Block] = [] if fold is False else find_blocks(self.graph)
-        self._data = data_nodes(self.graph) if self.blocks else set()
+        data = data_nodes(self.graph) if fold is not False else set()
+        self.blocks: list[Block] = [] if fold is False else find_blocks(self.graph, data=data)
+        self._data = data if self.blocks else set()
         folded = fold is True or (fold is None and len(self.graph.nodes) > FOLD_ABOVE)
         self._hidden: dict[str, Block] = {}
         unfolded = [] if folded else ["*"]
@@ -240,7 +247,8 @@ class GraphWidget(anywidget.AnyWidget):
         self.matches = list(dict.fromkeys(drawn))
 
     def _redraw(self, _change=None) -> None:
-        self.svg = self.render()
+        with paused_gc():
+            self.svg = self.render()
         if self.query:
             self._searched({"new": self.query})
 
@@ -261,6 +269,20 @@ class GraphWidget(anywidget.AnyWidget):
         blocks = f", {len(self.blocks)} repeated blocks" if big else ""
         return (f"<onnxkit GraphWidget {self.graph.name!r}: {len(self.nodes)} nodes{nested}, "
                 f"{len(self.edges)} edges{blocks}{traced}>")
+
+
+@contextlib.contextmanager
+def paused_gc():
+    """Python's cycle collector paused while a big graph's records are made: they are many
+    objects and none forms a cycle, yet each full collection they set off walks every object
+    of the kernel."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
 
 
 def as_model(obj: Any) -> ModelProto:

@@ -34,6 +34,8 @@ class Box:
     subgraphs: list[tuple[str, "GraphData"]] = field(default_factory=list)
     trace_key: tuple | None = None  # (trace path, node outputs): matches TraceEvent
     members: int = 0  # a folded block (kind "block"): how many nodes it hides
+    inputs: tuple[str, ...] = ()  # a node's input and output names, read once from the proto
+    outputs: tuple[str, ...] = ()
 
 
 @dataclass
@@ -156,10 +158,15 @@ def graph_types(graph: GraphProto, outer: dict[str, str] | None = None) -> dict[
         types[t.name] = tensor_type_text(t)
     for s in graph.sparse_initializer:
         types[s.values.name] = "sparse " + tensor_type_text(s.values)
-    for vi in list(graph.input) + list(graph.value_info) + list(graph.output):
-        text = type_text(vi.type)
-        if text or vi.name not in types:
-            types[vi.name] = text
+    texts: dict[bytes, str] = {}  # a big graph repeats few types: each is written once
+    for part in (graph.input, graph.value_info, graph.output):
+        for vi in part:
+            key = vi.type.SerializeToString()
+            text = texts.get(key)
+            if text is None:
+                text = texts[key] = type_text(vi.type)
+            if text or vi.name not in types:
+                types[vi.name] = text
     return types
 
 
@@ -175,17 +182,30 @@ def subgraphs_of(node: NodeProto) -> list[tuple[str, GraphProto]]:
 
 def graph_reads(graph: GraphProto) -> list[str]:
     """Names read inside ``graph`` (nested graphs included) that it does not define, in order."""
-    defined = {i.name for i in graph.input} | {t.name for t in graph.initializer}
-    defined |= {s.values.name for s in graph.sparse_initializer}
-    reads: list[str] = []
-    for node in graph.node:
-        wanted = [i for i in node.input if i]
-        for _, g in subgraphs_of(node):
-            wanted += graph_reads(g)
-        reads += [n for n in wanted if n not in defined]
-        defined.update(o for o in node.output if o)
-    reads += [o.name for o in graph.output if o.name not in defined]
-    return list(dict.fromkeys(reads))
+    return _reads(graph, [(n, tuple(n.input), tuple(n.output), subgraphs_of(n) if n.attribute else [])
+                          for n in graph.node])
+
+
+def _reads(graph: GraphProto, nodes: list[tuple]) -> list[str]:
+    """``graph_reads``, given ``(node, inputs, outputs, subgraphs)`` of each of its nodes."""
+    defined = {i.name for i in graph.input}
+    defined.update(t.name for t in graph.initializer)
+    defined.update(s.values.name for s in graph.sparse_initializer)
+    reads: dict[str, None] = {}
+    for _node, inputs, outputs, subs in nodes:
+        for name in inputs:
+            if name and name not in defined:
+                reads[name] = None
+        for _, g in subs:
+            for name in graph_reads(g):
+                if name not in defined:
+                    reads[name] = None
+        defined.update(outputs)
+    defined.discard("")
+    for o in graph.output:
+        if o.name not in defined:
+            reads[o.name] = None
+    return list(reads)
 
 
 def id_part(name: str, index: int) -> str:
@@ -238,34 +258,40 @@ def graph_data(graph: GraphProto, *, inline_initializers: bool = True, id_prefix
             value_box("initializer", name, "init")
             drawn_inits.add(name)
 
+    # each node's fields read from the proto once (reading a proto field costs more than a tuple's)
+    nodes = [(n, tuple(n.input), tuple(n.output), subgraphs_of(n) if n.attribute else [])
+             for n in graph.node]
     local = {i.name for i in graph.input} | init_set
-    for node in graph.node:
-        local.update(o for o in node.output if o)
-    outer_reads = [n for n in graph_reads(graph) if n not in local]
+    for _node, _inputs, outputs, _subs in nodes:
+        local.update(outputs)
+    local.discard("")
+    outer_reads = [n for n in _reads(graph, nodes) if n not in local]
     for name in outer_reads:
         value_box("outer" if name in outer_names else "missing", name, "outer")
 
     visible = frozenset(outer_names | local)
     node_boxes = []
-    for idx, node in enumerate(graph.node):
+    for idx, (node, inputs, outputs, sub_graphs) in enumerate(nodes):
         box_id = f"{id_prefix}n{idx}"
-        op = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}::{node.op_type}"
-        sublabel = node.name if node.name and node.name != node.op_type else ""
+        op_type, domain, name = node.op_type, node.domain, node.name
+        op = op_type if domain in ("", "ai.onnx") else f"{domain}::{op_type}"
+        sublabel = name if name and name != op_type else ""
         params = []
         if inline_initializers:
-            params = [(n, types.get(n, "")) for n in dict.fromkeys(node.input)
+            params = [(n, types.get(n, "")) for n in dict.fromkeys(inputs)
                       if n in init_set and n not in drawn_inits]
-        node_path = f"{trace_path}/{node.name or node.op_type}" if trace_path else (node.name or node.op_type)
+        node_path = f"{trace_path}/{name or op_type}" if trace_path else (name or op_type)
         subs = [(attr, graph_data(g, inline_initializers=inline_initializers,
                                   id_prefix=f"{box_id}/{id_part(attr, k)}/", trace_path=f"{node_path}/{attr}",
                                   outer_types=types, outer_names=visible))
-                for k, (attr, g) in enumerate(subgraphs_of(node))]
-        box = Box(box_id, "node", op, sublabel, params, node, subs, (trace_path, tuple(node.output)))
+                for k, (attr, g) in enumerate(sub_graphs)]
+        box = Box(box_id, "node", op, sublabel, params, node, subs, (trace_path, outputs),
+                  inputs=inputs, outputs=outputs)
         boxes.append(box)
         node_boxes.append(box)
-        for port, out in enumerate(node.output):
-            if out:
-                producer.setdefault(out, (box_id, port))
+        for port, out in enumerate(outputs):
+            if out and out not in producer:
+                producer[out] = (box_id, port)
 
     edges: list[Edge] = []
     seen: set[tuple] = set()
@@ -282,11 +308,11 @@ def graph_data(graph: GraphProto, *, inline_initializers: bool = True, id_prefix
             edges.append(Edge(source, target, name, types.get(name, ""), implicit, port))
 
     for box in node_boxes:
-        for name in box.node.input:
+        for name in box.inputs:
             connect(name, box.id)
         if not box.subgraphs:  # the same test as subgraphs_of, already made
             continue
-        explicit = set(box.node.input)
+        explicit = set(box.inputs)
         for _, g in subgraphs_of(box.node):
             for name in graph_reads(g):
                 if name not in explicit and name in producer:
