@@ -17,7 +17,7 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 $(STAMP): pyproject.toml exercises/classroom/package-lock.json
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[test,course,torch,classroom]"
+	$(PY) -m pip install -q -e ".[test,course,torch,classroom,conformance]"
 	cd exercises/classroom && npm ci --no-audit --no-fund --loglevel=error  # JupyterHub's proxy
 	touch $(STAMP)
 
@@ -61,6 +61,15 @@ test-notebooks: venv warm
 test-nbconvert: venv
 	$(VENV)/bin/jupyter nbconvert --to notebook --execute --ExecutePreprocessor.timeout=600 \
 		--output-dir .cache/nbconvert notebooks/*.ipynb
+
+# every notebook under papermill, one after another (make test runs two of them, in
+# tests/test_course_notebooks.py: all take minutes); executed copies in .cache/papermill
+.PHONY: test-papermill
+test-papermill: venv
+	mkdir -p .cache/papermill
+	for nb in notebooks/*.ipynb; do \
+	  ONNXKIT_CPU_NOTICE=0 $(VENV)/bin/papermill --no-progress-bar --cwd notebooks \
+	    "$$nb" ".cache/papermill/$$(basename $$nb)" || exit 1; done
 
 # the cpu kernels with every work split taken, on three threads (uneven parts): small
 # inputs split too (ONNXKIT_CPU_MIN_PARALLEL=1), the products on numpy's OpenBLAS rather

@@ -38,6 +38,9 @@ def problems(nb: dict) -> list[str]:
             continue
         if any(o.get("output_type") == "error" for o in c.get("outputs", [])):
             found.append(f"cell {i} holds an error output")
+        if "raises-exception" in c.get("metadata", {}).get("tags", []):
+            found.append(f"cell {i} is tagged raises-exception: papermill fails the notebook "
+                         "on its error all the same")
         tagged = "nbval-ignore-output" in c.get("metadata", {}).get("tags", [])
         marked = text[i].lstrip().startswith("# NBVAL_IGNORE_OUTPUT")
         if tagged != marked:
@@ -56,12 +59,41 @@ def test_a_notebook_missing_its_parts_is_caught():
         {"cell_type": "code", "source": ["1 / 0"], "metadata": {},
          "outputs": [{"output_type": "error", "ename": "ZeroDivisionError"}]},
         {"cell_type": "code", "source": ["# NBVAL_IGNORE_OUTPUT\nprint(1)"], "metadata": {}, "outputs": []},
+        {"cell_type": "code", "source": ["1 / 0"], "metadata": {"tags": ["raises-exception"]},
+         "outputs": []},
     ]}
     found = problems(bare)
-    assert len(found) == 7, found
+    assert len(found) == 8, found
     assert "cell 1 holds an error output" in found
+    assert any(f.startswith("cell 3 is tagged raises-exception") for f in found)
 
 
 def test_docs_course_lists_every_notebook():
     course = (Path(__file__).resolve().parents[1] / "docs" / "course.md").read_text(encoding="utf-8")
     assert NOTEBOOKS and [p.name for p in NOTEBOOKS if f"`{p.name}`" not in course] == []
+
+
+# papermill runs every notebook (docs/course.md gives the command); here the quickest two,
+# 01 among them: its error cells once stopped every runner but nbval
+PAPERMILL = ["01-first-model.ipynb", "02-protobuf.ipynb"]
+
+
+def _check_outputs(nb: dict) -> list[str]:
+    """The printed text of each cell that prints a Try it's check (``print(check_...)``)."""
+    return ["".join("".join(o.get("text", "")) for o in c.get("outputs", []) if o.get("name") == "stdout")
+            for c in nb["cells"] if c["cell_type"] == "code" and "print(check_" in "".join(c["source"])]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", PAPERMILL)
+def test_notebook_runs_under_papermill(name, tmp_path):
+    papermill = pytest.importorskip("papermill")
+    source = NOTEBOOKS[0].parent / name
+    out = tmp_path / name
+    papermill.execute_notebook(str(source), str(out), cwd=str(source.parent), progress_bar=False,
+                               kernel_name="python3")  # raises on any error output
+    ran = json.loads(out.read_text(encoding="utf-8"))
+    code = [c for c in ran["cells"] if c["cell_type"] == "code"]
+    assert code and all(c["metadata"]["papermill"]["status"] == "completed" for c in code)
+    saved = _check_outputs(json.loads(source.read_text(encoding="utf-8")))
+    assert saved and _check_outputs(ran) == saved  # the checks say what the saved notebook says
