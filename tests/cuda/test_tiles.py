@@ -12,15 +12,15 @@ import pytest
 from onnxkit.kernels.cuda import load_cuda_kernels
 from onnxkit.kernels.cuda._device import device, download
 from onnxkit.kernels.cuda._scalar import relu
-from onnxkit.kernels.cuda._tiles import LARGE, MEDIUM, SIMULATED, WIDE
+from onnxkit.kernels.cuda._tiles import LARGE, MEDIUM, SIMULATED
 from onnxkit.ops.nn.conv import conv as reference_conv
 
 load_cuda_kernels()
 from onnxkit.kernels.cuda.conv import conv_nd  # noqa: E402 (after the registry is loaded)
 from onnxkit.kernels.cuda.matmul import _gemm, _matmul, _operands  # noqa: E402
 
-TILINGS = [SIMULATED, MEDIUM, WIDE, LARGE]
-IDS = ["simulated", "medium", "wide", "large"]
+TILINGS = [SIMULATED, MEDIUM, LARGE]
+IDS = ["simulated", "medium", "large"]
 R = np.random.default_rng(11)
 
 

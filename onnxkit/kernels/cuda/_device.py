@@ -136,7 +136,6 @@ class NodeRecord:
     kernel: str
     placement: str = "cuda"  # "cuda" or "host"
     reason: str = ""  # why a node with a cuda kernel ran on the host
-    algorithm: str = ""  # the kernel's choice, e.g. "gemm 128x128" (shown by the profiler)
     transfers: list = field(default_factory=list)
     uploads: object = field(default=None, repr=False, compare=False)  # the executor's cache
     pool: object = field(default=None, repr=False, compare=False)  # the executor's DevicePool
@@ -177,13 +176,6 @@ def capturing():
 
 def set_capture(capture) -> None:
     _local.capture = capture
-
-
-def note_algorithm(text: str) -> None:
-    """Record what the running kernel chose (a tiling, direct or implicit GEMM)."""
-    record = current_record()
-    if record is not None:
-        record.algorithm = text
 
 
 def _note(direction: str, nbytes: int, what: str) -> None:

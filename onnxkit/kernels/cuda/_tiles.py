@@ -73,10 +73,9 @@ class Tiles:
 
 
 LARGE = Tiles(128, 128, 8, 8, 8)  # 256 threads, 64 outputs each: big products
-WIDE = Tiles(64, 128, 8, 4, 8)  # 256 threads, 32 outputs each: 33-64 rows, many columns
 MEDIUM = Tiles(64, 64, 16, 4, 4)  # 256 threads, 16 outputs each: small ones, 8-byte types
 SIMULATED = Tiles(16, 16, 4, 2, 2)  # 64 threads
-CHOICES = (LARGE, WIDE, MEDIUM)
+CHOICES = (LARGE, MEDIUM)
 
 
 @lru_cache(maxsize=None)
@@ -106,8 +105,7 @@ def simulated_cost(tiles: Tiles, rows: int, cols: int) -> float:
 
 
 def choose(rows: int, cols: int, batches: int, dtype) -> Tiles:
-    """LARGE tiles when they still give every multiprocessor a block and waste under half
-    their rows, else WIDE (64 rows) on the same terms, else MEDIUM.
+    """LARGE tiles when they still give every multiprocessor a block, else MEDIUM.
 
     8-byte types take MEDIUM: 64 float64 accumulators would spill out of registers.
     Under the simulator, the tiling that is cheapest to simulate (``simulated_cost``), so
@@ -117,11 +115,8 @@ def choose(rows: int, cols: int, batches: int, dtype) -> Tiles:
         return min((SIMULATED, MEDIUM, LARGE), key=lambda t: simulated_cost(t, rows, cols))
     if np.dtype(dtype).itemsize > 4:
         return MEDIUM
-    for tiles in (LARGE, WIDE):  # the biggest tile that wastes under half its rows and
-        x, y = tiles.blocks(rows, cols)  # still gives every multiprocessor a block
-        if 2 * rows > y * tiles.bm and x * y * batches >= multiprocessors():
-            return tiles
-    return MEDIUM
+    x, y = LARGE.blocks(rows, cols)
+    return LARGE if x * y * batches >= multiprocessors() else MEDIUM
 
 
 #: (product, tiling chosen, {tiling: ms}) for every product timed by ``pick``

@@ -96,9 +96,6 @@ def implicit_gemm_kernel(dtype, formula, tiles: Tiles):
         od, oh, ow = _col_split(p, o3[0], o3[1], o3[2])
         b0, b1, b2 = _start(od, s3[0], p3[0]), _start(oh, s3[1], p3[1]), _start(ow, s3[2], p3[2])
         corner = (((image * C + g * cg) * in3[0] + b0) * in3[1] + b1) * in3[2] + b2
-        # the epilogue's column is this same q (NT is a multiple of BN): Y's offset of
-        # (q, channel 0) once here, no division per output element
-        obase = image * group * mg * P + p
         w0 = g * mg * R
         for i in range(TM):
             for j in range(TN):
@@ -127,13 +124,13 @@ def implicit_gemm_kernel(dtype, formula, tiles: Tiles):
             park(acc, Cs, i, tr, tc)
             cuda.syncthreads()
             for e in range(t, RT * BN, NT):
-                m = m0 + RT * i + e // BN
-                if m < mg and q < Q:
+                m, col = m0 + RT * i + e // BN, n0 + e % BN
+                if m < mg and col < Q:
                     mo = g * mg + m
                     y = Cs[e // BN, e % BN]
                     if has_bias:
                         y += bias[mo]
-                    o = obase + mo * P
+                    o = ((col // P) * group * mg + mo) * P + col % P
                     if has_z:
                         y += z[o]
                     out[o] = act(y, p0, p1)
@@ -228,11 +225,8 @@ def conv_nd(X, W, B=None, Z=None, *, auto_pad="NOTSET", dilations=None, group=1,
                    R, P, n * P, group, in3, s3, p3, o3, float(p0), float(p1), out.flat)
 
         key = ("conv", X.shape, W.shape, group, s3, d3, p3, X.dtype)
-        tiles = tiles or pick(key, mg, n * P, group, X.dtype, run)
-        run(tiles)
-        _device.note_algorithm(f"implicit gemm {tiles.bm}x{tiles.bn}")
+        run(tiles or pick(key, mg, n * P, group, X.dtype, run))
     else:
-        _device.note_algorithm("direct")
         launch_1d(direct_kernel(X.dtype, formula), out.size, *head, c, cg, mg, R, P, group,
                   in3, k3, s3, d3, p3, o3, float(p0), float(p1), out.flat)
     return out

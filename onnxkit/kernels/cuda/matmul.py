@@ -24,7 +24,7 @@ from numba import cuda
 from onnxkit.errors import KernelError
 from onnxkit.kernels.cuda import CUDA
 from onnxkit.kernels.cuda._device import (DEVICE_DTYPES, HostFallback, device, empty, launch,
-                                          need_dtype, note_algorithm, shape_tuple)
+                                          need_dtype, shape_tuple)
 from onnxkit.kernels.cuda._scalar import activation as activation_formula, identity
 from onnxkit.kernels.cuda._tiles import (MEDIUM, Tiles, multiply_slice, park_rows, pick, slot,
                                          stash_slices)
@@ -126,9 +126,7 @@ def tiled_gemm(A, a_strides, B, b_strides, C, c_strides, batch_shape, M, N, K, o
         launch(gemm_kernel(A.dtype, formula, tiles), tiles.blocks(M, N) + (min(batches, 65535),),
                tiles.threads, *args)
 
-    tiles = tiles or pick(("gemm", M, N, K, batches, A.dtype), M, N, batches, A.dtype, run)
-    run(tiles)
-    note_algorithm(f"gemm {tiles.bm}x{tiles.bn}")
+    run(tiles or pick(("gemm", M, N, K, batches, A.dtype), M, N, batches, A.dtype, run))
     return out
 
 
