@@ -52,6 +52,11 @@ def run_one(name: str, args) -> dict:
     return json.loads(lines[-1])
 
 
+def _load(rows: list[dict]) -> str:
+    loads = [x for r in rows for x in r.get("load", [])]
+    return f"{min(loads):.1f}-{max(loads):.1f}" if loads else "not measured"
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.kinds",
                                      description=__doc__.splitlines()[0])
@@ -79,7 +84,8 @@ def main(argv=None) -> int:
               + "".join(f"\n    FAIL {v}" for v in verdict), flush=True)
     header = (f"# Model kinds on onnxkit against onnxruntime — {time.strftime('%Y-%m-%d %H:%M')}"
               f"\n\n`python -m benchmarks.kinds` (see its docstring). {platform.processor() or platform.machine()}, "
-              f"{os.cpu_count()} cores, {args.threads} threads per runtime; median ms. "
+              f"{os.cpu_count()} cores, {args.threads} threads per runtime; best ms of up to 30 runs "
+              f"(the machine was shared: load average {_load(rows)}). "
               f"Ratios are to onnxruntime ENABLE_ALL; node counts are top-level nodes with "
               f"model-local functions inlined.")
     text = report.markdown(rows, header)

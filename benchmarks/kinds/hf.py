@@ -10,10 +10,13 @@ into a ``DynamicCache`` inside ``forward``, as Optimum's exporters do.
 
 from __future__ import annotations
 
+from benchmarks.kinds.tvshim import import_torchvision
+
 BATCH, SEQ, PAST, VOCAB = 2, 16, 8, 512
 
 
 def _torch():
+    import_torchvision()  # transformers imports it when it is installed
     import torch
 
     torch.manual_seed(0)

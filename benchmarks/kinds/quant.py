@@ -32,6 +32,7 @@ def _static(quant_format: str):
     def build(path: Path) -> dict:
         from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
                                               quantize_static)
+        from onnxruntime.quantization.shape_inference import quant_pre_process
 
         class Images(CalibrationDataReader):
             def __init__(self):
@@ -44,7 +45,9 @@ def _static(quant_format: str):
 
         with tempfile.TemporaryDirectory() as tmp:
             source, feeds = _float_model(vision.MODELS["tv_resnet18"], Path(tmp))
-            quantize_static(str(source), str(path), Images(),
+            prepared = Path(tmp) / "prepared.onnx"  # the preprocessing ORT's docs ask for
+            quant_pre_process(str(source), str(prepared))
+            quantize_static(str(prepared), str(path), Images(),
                             quant_format=getattr(QuantFormat, quant_format),
                             activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
         return feeds

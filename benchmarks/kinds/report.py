@@ -1,5 +1,6 @@
 """kinds.md and kinds.json from the rows of ``benchmarks.kinds.measure``: per-model ratios
-to onnxruntime ENABLE_ALL, per-kind geometric means, node counts, the output checks."""
+of the best run's time to onnxruntime ENABLE_ALL's, per-kind geometric means, node counts,
+the output checks."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ def ratio(row: dict, runtime: str) -> float | None:
     times = row.get("times", {})
     if runtime not in times or "ort-all" not in times:
         return None
-    return times[runtime]["ms"] / times["ort-all"]["ms"]
+    return times[runtime]["min_ms"] / times["ort-all"]["min_ms"]
 
 
 def failures(row: dict) -> list[str]:
@@ -54,7 +55,7 @@ def _ms(row: dict, runtime: str) -> str:
     t = row.get("times", {}).get(runtime)
     if t is None:
         return "error" if runtime in row.get("errors", {}) else "-"
-    return f"{t['ms']:.2f}" + ("¹" if t["runs"] == 1 else "")
+    return f"{t['min_ms']:.2f}" + ("¹" if t["runs"] == 1 else "")
 
 
 def markdown(rows: list[dict], header: str) -> str:
