@@ -12,7 +12,9 @@ A worker that dies is counted as a crash of that case and restarted for the next
 does not answer within ``timeout`` seconds is killed, counted as a timeout and restarted.
 Each worker runs its BLAS single-threaded (OMP/MKL/OpenBLAS one thread; Numba keeps its own
 setting, so the cpu executor finds its compiled kernels) and writes nothing to the
-terminal: a case's messages belong in the report.
+terminal: a case's messages belong in the report. Rust backtraces are off in the worker:
+where ``RUST_BACKTRACE`` is set, tract captures one with every error it raises, which
+costs more than the case itself and belongs in no report.
 """
 
 from __future__ import annotations
@@ -20,15 +22,18 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import time
 
 _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                 "TF_NUM_INTRAOP_THREADS")
+_QUIET_VARS = {"RUST_BACKTRACE": "0", "RUST_LIB_BACKTRACE": "0"}
 
 
 def _serve(runtime: str, conn) -> None:
     """The worker's loop: resolve the runtime once, then answer one request per case."""
     for var in _THREAD_VARS:
         os.environ[var] = "1"
+    os.environ.update(_QUIET_VARS)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
@@ -73,10 +78,13 @@ class Worker:
         self.runtime = runtime
         self.startup_timeout = startup_timeout
         self.restarts = 0
+        self.startup_seconds = 0.0  # starting the process and importing the runtime, restarts included
+        self.cpu_seconds = 0.0  # processor time of its processes, restarts included
         self._proc = None
         self._conn = None
 
     def _start(self) -> None:
+        start = time.perf_counter()
         ctx = multiprocessing.get_context("spawn")
         self._conn, child = ctx.Pipe()
         self._proc = ctx.Process(target=_serve, args=(self.runtime, child), daemon=True,
@@ -88,9 +96,21 @@ class Worker:
             self._kill()
             raise TimeoutError(f"the {self.runtime} worker did not start in {self.startup_timeout:g} s")
         self._conn.recv()
+        self.startup_seconds += time.perf_counter() - start
+
+    def _account(self) -> None:
+        """Add the live process's processor time to ``cpu_seconds`` (before it goes)."""
+        import psutil
+
+        try:
+            t = psutil.Process(self._proc.pid).cpu_times()
+            self.cpu_seconds += t.user + t.system
+        except (psutil.Error, AttributeError, ValueError):  # gone already, or never started
+            pass
 
     def _kill(self) -> None:
         if self._proc is not None and self._proc.is_alive():
+            self._account()
             self._proc.kill()
         if self._proc is not None:
             self._proc.join(5)
@@ -123,6 +143,8 @@ class Worker:
             return "crash", f"the {self.runtime} worker process died ({how})"
 
     def close(self) -> None:
+        if self._proc is not None and self._proc.is_alive():
+            self._account()
         if self._conn is not None:
             try:
                 self._conn.send(None)

@@ -9,10 +9,14 @@ States of a cell (one case on one runtime):
     error     the runtime raised or refused for another reason
     crash     the runtime's worker process died
     timeout   no answer within the per-case timeout
-    skip      excluded (spec_tests/exclusions.py), with its reason
+    skip      excluded (onnxkit/conformance/exclusions.py), with its reason
+    unrun     not run: the runtime runs every N-th case only (its adapter's ``EVERY``, or
+              ``every={name: N}``), so that a full run of every runtime stays short
 
 Each runtime runs in its own worker process (``isolation.Worker``), ``jobs`` runtimes at a
-time; a runtime that is not installed is listed as such and runs nothing.
+time, the slowest first so that the last to finish is a quick one; a runtime that is not
+installed is listed as such and runs nothing. An adapted case is made once per case and
+shared by every runtime that refuses its version.
 """
 
 from __future__ import annotations
@@ -32,10 +36,14 @@ from onnxkit.conformance.compare import assert_outputs_close
 from onnxkit.conformance.isolation import Worker
 from onnxkit.conformance.runtimes import version as runtime_version
 
-STATES = ("pass", "adapted", "version", "fail", "error", "crash", "timeout", "skip")
+STATES = ("pass", "adapted", "version", "fail", "error", "crash", "timeout", "skip", "unrun")
 LABELS = {"pass": "passes", "adapted": "passes once adapted", "version": "refuses the version",
           "fail": "wrong answer", "error": "error", "crash": "crash", "timeout": "timeout",
-          "skip": "excluded"}
+          "skip": "excluded", "unrun": "not run"}
+# which runtimes start first: the slow ones (per case), so that the run ends on a quick one
+_SLOWEST_FIRST = ("tinygrad", "openvino", "onnx.reference", "cpu", "reference", "tract",
+                  "onnx2torch", "onnxruntime")
+_ADAPTED: dict[tuple[str, str], tuple] = {}
 
 
 @dataclass
@@ -78,6 +86,14 @@ def _outcome(worker: Worker, case: Case, model, feeds_list, timeout: float) -> t
     return "pass", ""
 
 
+def _adapted(case: Case):
+    """``adapt(case.model)``, made once per case for every runtime that refuses it."""
+    key = (case.kind, case.name)
+    if key not in _ADAPTED:
+        _ADAPTED[key] = adapt(case.model)
+    return _ADAPTED[key]
+
+
 def run_cell(worker: Worker, case: Case, timeout: float) -> Cell:
     """Run ``case``; where its version is refused, run the adapted case too."""
     try:
@@ -87,7 +103,7 @@ def run_cell(worker: Worker, case: Case, timeout: float) -> Cell:
     state, message = _outcome(worker, case, case.model, feeds_list, timeout)
     if state != "error" or not is_version_refusal(message):
         return Cell(state, message)
-    adapted, note = adapt(case.model)
+    adapted, note = _adapted(case)
     if adapted is None:
         return Cell("version", message, "", note)
     state2, message2 = _outcome(worker, case, adapted, feeds_list, timeout)
@@ -98,22 +114,35 @@ def run_cell(worker: Worker, case: Case, timeout: float) -> Cell:
     return Cell(state2, message, note, message2)
 
 
+def default_every(runtime: str) -> int:
+    """Every how many cases ``runtime`` runs by default: its adapter's ``EVERY`` (1: all)."""
+    from onnxkit.conformance.runtimes import RUNTIMES, adapter
+
+    return getattr(adapter(runtime), "EVERY", 1) if runtime in RUNTIMES else 1
+
+
 def run_runtime(runtime: str, cases: list[Case], timeout: float = 60.0,
-                excluded: dict[str, str] | None = None, tick=None) -> tuple[list[Cell], float, int]:
-    """Every case on one runtime: (cells in case order, seconds, worker restarts)."""
+                excluded: dict[str, str] | None = None, tick=None, every: int = 1) -> dict:
+    """Every ``every``-th case on one runtime: its cells (in case order, the others ``unrun``)
+    and where the time went (seconds in all, starting workers, the workers' processor time,
+    worker restarts)."""
     excluded = excluded or {}
     start = time.perf_counter()
     cells = []
+    unrun = Cell("unrun", f"not run: this run gives {runtime} 1 case in {every}")
     with Worker(runtime) as worker:
-        for case in cases:
+        for i, case in enumerate(cases):
             if case.name in excluded:
                 cells.append(Cell("skip", excluded[case.name]))
+            elif i % every:
+                cells.append(unrun)
             else:
                 cells.append(run_cell(worker, case, timeout))
             if tick:
                 tick(runtime)
-        restarts = worker.restarts
-    return cells, time.perf_counter() - start, restarts
+    return {"cells": cells, "seconds": time.perf_counter() - start, "restarts": worker.restarts,
+            "startup_seconds": worker.startup_seconds, "cpu_seconds": worker.cpu_seconds,
+            "every": every}
 
 
 def totals(cells: list[Cell]) -> dict[str, int]:
@@ -124,12 +153,17 @@ def totals(cells: list[Cell]) -> dict[str, int]:
 
 
 def run_scoreboard(runtimes: list[str], cases: list[Case], jobs: int = 2, timeout: float = 60.0,
-                   excluded: dict[str, str] | None = None, progress: bool = True) -> dict:
-    """Run ``cases`` on each runtime (``jobs`` at a time); the scoreboard as a JSON-able dict."""
+                   excluded: dict[str, str] | None = None, progress: bool = True,
+                   every: dict[str, int] | None = None) -> dict:
+    """Run ``cases`` on each runtime (``jobs`` at a time); the scoreboard as a JSON-able dict.
+
+    ``every``: runtime -> run every N-th case only (default: the adapter's ``EVERY``)."""
     from tqdm.auto import tqdm
 
     versions = {name: runtime_version(name) for name in runtimes}
     ready = [name for name in runtimes if versions[name] is not None]
+    steps = {name: max(1, (every or {}).get(name) or default_every(name)) for name in ready}
+    order = sorted(ready, key=lambda n: _SLOWEST_FIRST.index(n) if n in _SLOWEST_FIRST else -1)
     bar = tqdm(total=len(cases) * len(ready), desc="scoreboard", unit="case", disable=not progress)
     lock = threading.Lock()
     done = {name: 0 for name in ready}
@@ -142,7 +176,8 @@ def run_scoreboard(runtimes: list[str], cases: list[Case], jobs: int = 2, timeou
 
     start = time.perf_counter()
     with ThreadPoolExecutor(max(1, jobs)) as pool:
-        futures = {name: pool.submit(run_runtime, name, cases, timeout, excluded, tick) for name in ready}
+        futures = {name: pool.submit(run_runtime, name, cases, timeout, excluded, tick, steps[name])
+                   for name in order}
         results = {name: f.result() for name, f in futures.items()}
     bar.close()
     board = {
@@ -160,13 +195,17 @@ def run_scoreboard(runtimes: list[str], cases: list[Case], jobs: int = 2, timeou
         if name not in results:
             board["runtimes"][name] = {"version": None, "installed": False}
             continue
-        cells, seconds, restarts = results[name]
+        result = results[name]
+        cells = result["cells"]
         board["runtimes"][name] = {
-            "version": versions[name], "installed": True, "seconds": round(seconds, 1),
-            "restarts": restarts, "totals": totals(cells),
-            "cells": [asdict(c) if c.state != "pass" else {"state": "pass"} for c in cells]}
+            "version": versions[name], "installed": True, "seconds": round(result["seconds"], 1),
+            "startup_seconds": round(result["startup_seconds"], 1),
+            "cpu_seconds": round(result["cpu_seconds"], 1), "restarts": result["restarts"],
+            "every": result["every"], "totals": totals(cells),
+            "cells": [asdict(c) if c.state not in ("pass", "unrun") else {"state": c.state}
+                      for c in cells]}
     return board
 
 
 __all__ = ["STATES", "LABELS", "Cell", "run_cell", "run_runtime", "run_scoreboard", "totals",
-           "operator_versions"]
+           "operator_versions", "default_every"]

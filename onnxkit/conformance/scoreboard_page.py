@@ -18,9 +18,10 @@ from onnxkit.conformance.scoreboard import LABELS, STATES
 from onnxkit.html import escape_attr, escape_text
 
 COLORS = {"pass": "#4c9a2a", "adapted": "#8fc46b", "version": "#6c8ebf", "fail": "#d1495b",
-          "error": "#edae49", "crash": "#7b2d8b", "timeout": "#a0522d", "skip": "#9e9e9e"}
+          "error": "#edae49", "crash": "#7b2d8b", "timeout": "#a0522d", "skip": "#9e9e9e",
+          "unrun": "#d9d9d9"}
 ONNX_DATA = "https://github.com/onnx/onnx/tree/v{version}/onnx/backend/test/data/{path}"
-_ORDER = {s: i for i, s in enumerate(("pass", "skip", "adapted", "version", "timeout", "error", "crash", "fail"))}
+_ORDER = {s: i for i, s in enumerate(("unrun", "pass", "skip", "adapted", "version", "timeout", "error", "crash", "fail"))}
 
 _STYLE = """body{font-family:sans-serif;margin:1.5em;max-width:80em}
 table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px}
@@ -77,8 +78,9 @@ def render_html(board: dict) -> str:
             out.append(f"<tr><td>{escape_text(name)}</td><td colspan=\"{len(STATES) + 2}\">not installed"
                        "</td></tr>")
             continue
-        cells = "".join(f'<td class="n">{rt["totals"][s]}</td>' for s in STATES)
-        out.append(f"<tr><td>{escape_text(name)}</td><td>{escape_text(rt['version'])}</td>{cells}"
+        cells = "".join(f'<td class="n">{rt["totals"].get(s, 0)}</td>' for s in STATES)
+        sampled = f" (1 case in {rt['every']})" if rt.get("every", 1) > 1 else ""
+        out.append(f"<tr><td>{escape_text(name)}</td><td>{escape_text(rt['version'])}{sampled}</td>{cells}"
                    f"<td class=\"n\">{escape_text(rt['seconds'])}</td></tr>")
     out.append("</table>")
     table = _by_operator(board)
@@ -90,8 +92,9 @@ def render_html(board: dict) -> str:
         row = [f"<td>{escape_text(op)}</td>"]
         for name, rt in installed.items():
             idx = table[op].get(name, [])
+            idx = [i for i in idx if rt["cells"][i]["state"] != "unrun"]
             states = [rt["cells"][i]["state"] for i in idx]
-            worst = max(states, key=_ORDER.get) if states else "skip"
+            worst = max(states, key=_ORDER.get) if states else "unrun"
             ok = sum(s in ("pass", "adapted") for s in states)
             text = f"{ok}/{len(states)}"
             bad = [i for i in idx if rt["cells"][i]["state"] not in ("pass", "skip")]
@@ -139,7 +142,7 @@ def plot(board: dict, path: str) -> None:
     left = [0] * len(names)
     labels = [f"{n} {board['runtimes'][n]['version']}" for n in names]
     for state in STATES:
-        values = [board["runtimes"][n]["totals"][state] for n in names]
+        values = [board["runtimes"][n]["totals"].get(state, 0) for n in names]
         ax.barh(labels, values, left=left, color=COLORS[state], label=LABELS[state])
         left = [a + b for a, b in zip(left, values)]
     ax.invert_yaxis()
@@ -152,7 +155,7 @@ def plot(board: dict, path: str) -> None:
 
 def merge(boards: list[dict]) -> dict:
     """One board from several runs (e.g. a slow runtime on a sparser subset): the union of
-    their cases; a runtime's cell for a case its run did not include is ``skip``, saying so."""
+    their cases; a runtime's cell for a case its run did not include is ``unrun``."""
     from onnxkit.conformance.scoreboard import Cell, totals
 
     cases, index = [], {}
@@ -168,7 +171,7 @@ def merge(boards: list[dict]) -> dict:
             if not rt.get("installed"):
                 merged["runtimes"].setdefault(name, rt)
                 continue
-            cells = [{"state": "skip", "message": "not run: this runtime ran a sparser subset"}] * len(cases)
+            cells = [{"state": "unrun"}] * len(cases)
             for case, cell in zip(board["cases"], rt["cells"]):
                 cells[index[case["name"]]] = cell
             counted = totals([Cell(c["state"]) for c in cells])

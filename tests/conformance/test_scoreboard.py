@@ -25,7 +25,7 @@ def test_quick_scoreboard_writes_html_json_png_and_lists_missing_runtimes(tmp_pa
     assert board["runtimes"]["tinygrad"] == {"version": None, "installed": False}
     assert (tmp_path / "scoreboard.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     page = (tmp_path / "scoreboard.html").read_text()
-    assert "<td>tinygrad</td><td colspan=\"10\">not installed</td>" in page
+    assert "<td>tinygrad</td><td colspan=\"11\">not installed</td>" in page
     assert "not installed" in capsys.readouterr().out
 
 
@@ -41,6 +41,20 @@ def test_an_adapted_case_is_one_click_from_its_message(tmp_path):
     section = page.split(f'<h3 id="{anchor}">')[1].split("</ul>")[0]
     assert "test_bitshift_left_uint8" in section and "passes once adapted" in section
     assert "onnx/backend/test/data/node/test_bitshift_left_uint8" in section
+
+
+def test_a_runtime_sampled_every_nth_case_marks_the_others_not_run(tmp_path, capsys):
+    assert main(["scoreboard", "-r", "reference", "-k", "^test_(abs|neg|relu)$", "--kind", "node",
+                 "--every-runtime", "reference=2", "--out", str(tmp_path)]) == 0
+    board = json.loads((tmp_path / "scoreboard.json").read_text())
+    assert [c["name"] for c in board["cases"]] == ["test_abs", "test_neg", "test_relu"]
+    ref = board["runtimes"]["reference"]
+    assert [c["state"] for c in ref["cells"]] == ["pass", "unrun", "pass"]
+    assert ref["every"] == 2 and ref["totals"]["unrun"] == 1
+    page = (tmp_path / "scoreboard.html").read_text()
+    assert "(1 case in 2)</td>" in page
+    # Neg's cell has no case that ran: it says 0/0 in the colour of "not run"
+    assert '<td style="background:#d9d9d9;color:#fff;text-align:center">0/0</td>' in page
 
 
 def test_every_string_on_the_page_is_escaped():
@@ -68,8 +82,8 @@ def test_merged_boards_mark_cases_a_runtime_did_not_run():
     assert [c["name"] for c in merged["cases"]] == ["a", "b", "c"]
     assert merged["runtimes"]["fast"]["totals"]["fail"] == 1
     slow = merged["runtimes"]["slow"]
-    assert [c["state"] for c in slow["cells"]] == ["pass", "skip", "skip"]
-    assert slow["totals"]["pass"] == 1 and slow["totals"]["skip"] == 2
+    assert [c["state"] for c in slow["cells"]] == ["pass", "unrun", "unrun"]
+    assert slow["totals"]["pass"] == 1 and slow["totals"]["unrun"] == 2
 
 
 def test_cases_no_runtime_can_pass_are_excluded_outside_the_repository(tmp_path):

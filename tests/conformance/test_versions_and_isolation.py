@@ -84,3 +84,14 @@ def test_a_crash_and_a_hang_are_counted_and_the_run_goes_on():
     assert crash.state == "crash" and "SIGABRT" in crash.message
     assert hang.state == "timeout"
     assert (after_crash.state, after_hang.state, restarts) == ("pass", "pass", 2)
+
+
+@pytest.mark.skipif("tract" not in installed(), reason="tract is not installed")
+def test_a_tract_error_carries_no_rust_backtrace_even_where_one_is_asked_for(monkeypatch):
+    """With RUST_BACKTRACE=1 tract captures a backtrace with every error (most of a second
+    each); the worker turns them off, so the message is the error alone."""
+    monkeypatch.setenv("RUST_BACKTRACE", "1")
+    with Worker("tract") as worker:
+        cell = run_cell(worker, CASES["test_cumsum_1d_exclusive"], 60)
+    assert cell.state == "error" and "CumSum" in cell.message, cell
+    assert "backtrace" not in cell.message.lower()

@@ -5,6 +5,8 @@ Each adapter module defines
     DISTRIBUTION   the PyPI distribution whose version is reported
     version()      that version, or None when the runtime is not installed (or cannot run here)
     runner()       a run function ``(model, [feeds, ...]) -> [[outputs], ...]``
+    EVERY          (optional) the scoreboard runs every N-th case only, by default: for a
+                   runtime too slow for all of them in a full run
 
 ``RUNTIMES`` is the one table of them; ``installed()`` says which can run on this machine.
 A runtime that is not installed is reported as such, never as failures.

@@ -5,6 +5,10 @@ feeds dict by graph input name and returns a dict of output name -> ``Tensor`` (
 with ``.numpy()``, in graph output order; sequences as lists). tinygrad needs a device: on
 a CPU-only machine its ``CPU`` device compiles kernels with clang, so without clang (or
 another usable device) the runtime counts as not installed.
+
+Lowering and compiling each kernel takes most of a second of Python and clang, so the
+scoreboard runs it on every ``EVERY``-th case unless asked for all
+(``onnxkit scoreboard --every-runtime tinygrad=1``): all of them would take it over an hour.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from functools import lru_cache
 from onnxkit.conformance.runtimes._common import dist_version, graph_outputs
 
 DISTRIBUTION = "tinygrad"
+EVERY = 20
 
 
 @lru_cache(maxsize=1)
