@@ -90,6 +90,6 @@ def load_reference_kernels() -> Registry:
 
 def make_executor():
     """The reference executor: numpy kernels called as they are, values kept on the host."""
-    from onnxkit.runtime.executors import Executor
+    from onnxkit.core.executor import Executor
 
     return Executor((load_reference_kernels(),))

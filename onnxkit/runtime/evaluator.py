@@ -25,7 +25,7 @@ import numpy as np
 
 from onnxkit.errors import GraphError, KernelError, OnnxkitError, describe_node
 from onnxkit.core.context import KernelContext
-from onnxkit.runtime.executors import Executor
+from onnxkit.core.executor import Executor
 from onnxkit.core.limits import Limits, MemoryBudget
 from onnxkit.runtime.plan import GraphPlan, Step
 from onnxkit.runtime.trace import TraceCallback, TraceEvent

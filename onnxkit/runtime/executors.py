@@ -4,63 +4,22 @@ The backends sit above this layer, so the one table of them, ``BACKENDS``, names
 one's factory (``"module:function"``) instead of importing it; ``get_executor`` imports
 the one asked for, the first time it is asked for.
 
-| name        | kernels                                                    | factory |
-|-------------|------------------------------------------------------------|---------|
-| reference   | readable numpy (``onnxkit.ops``)                           | ``onnxkit.ops`` |
-| cpu         | Numba kernels for the hot ops, reference for the rest      | ``onnxkit.kernels.cpu._executor`` |
-| cuda        | Numba CUDA kernels, tensors kept on the GPU                | ``onnxkit.kernels.cuda`` |
+| name      | kernels                                               | factory in           |
+|-----------|-------------------------------------------------------|----------------------|
+| reference | readable numpy                                        | ``onnxkit.ops``      |
+| cpu       | Numba kernels for the hot ops, reference for the rest | ``kernels.cpu``      |
+| cuda      | Numba CUDA kernels, tensors kept on the GPU           | ``kernels.cuda``     |
 """
 
 from __future__ import annotations
 
 import importlib
-from contextlib import nullcontext
-from typing import Any, Callable
+from typing import Callable
 
-from onnxkit.core.registry import Kernel, Registry
+from onnxkit.core.executor import Executor
 from onnxkit.errors import ExecutorUnavailableError
 
-
-class Executor:
-    """Calls kernels on host numpy arrays; subclasses may keep values elsewhere."""
-
-    name = "reference"
-
-    def __init__(self, registries: tuple[Registry, ...]):
-        self.registries = registries
-
-    def invoke(self, kernel: Kernel, args: list, attrs: dict, ctx) -> Any:
-        if ctx is None:
-            return kernel.fn(*args, **attrs)
-        return kernel.fn(*args, ctx=ctx, **attrs)
-
-    def execute(self, feeds: dict, run, replayable: bool = True) -> list:
-        """One run: ``run(feeds moved to this executor)`` gives the graph's outputs.
-        ``replayable``: nothing watches the nodes one by one (no trace), so an executor may
-        replay a recorded run instead (the cuda executor's CUDA graphs)."""
-        return run({name: self.to_executor(value) for name, value in feeds.items()})
-
-    def to_executor(self, value):
-        """A feed, moved to where this executor keeps values."""
-        return value
-
-    def to_host(self, value):
-        """An output, moved back to host numpy."""
-        return value
-
-    def owns(self, value) -> bool:
-        """True for values this executor keeps in its own form (e.g. device tensors)."""
-        return False
-
-    def trace_extra(self):
-        """Executor-specific data about the node just run, for ``TraceEvent.extra``."""
-        return None
-
-    def running(self):
-        """The context a whole run happens in (nothing here: numpy's BLAS keeps its threads;
-        the reference's products round the same whatever order they sum in,
-        ``onnxkit.ops.linalg._precision``)."""
-        return nullcontext()
+__all__ = ["BACKENDS", "Executor", "executor_names", "get_executor", "register_executor"]
 
 
 #: Every executor: its name and the factory (``"module:function"``) that makes one.

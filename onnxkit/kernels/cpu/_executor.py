@@ -4,7 +4,7 @@ the rest. ``make_executor`` is what ``onnxkit.runtime.executors.BACKENDS`` names
 from __future__ import annotations
 
 from onnxkit.core.registry import Registry
-from onnxkit.runtime.executors import Executor
+from onnxkit.core.executor import Executor
 
 
 class CpuExecutor(Executor):
