@@ -23,6 +23,7 @@ import numpy as np
 from onnxkit.loading import ModelLike, load
 from onnxkit.optimizer.manager import optimize
 from onnxkit.optimizer.report import Rewrite
+from onnxkit.runtime.session import Session  # the runtime, a layer below: unoptimized
 
 
 @dataclass
@@ -70,8 +71,6 @@ def compare(expected: list, actual: list, rtol: float, atol: float,
 def bisect(model: ModelLike, feeds: Mapping[str, Any], level: int = 2, rtol: float = 1e-4,
            atol: float = 1e-5, *, executor: str = "reference", passes=None) -> BisectResult:
     """Find the first rewrite of ``level`` after which the outputs leave tolerance."""
-    from onnxkit.runtime.session import Session
-
     proto = load(model)
     expected = Session(proto, executor=executor).run(None, feeds)
     names = [o.name for o in proto.graph.output]
