@@ -35,25 +35,32 @@ def _median_ms(fn, repeat: int, warmup: int) -> tuple[float, int]:
     return 1e3 * statistics.median(times), len(times)
 
 
-def onnxkit_row(path: str, feeds: dict, level: int, repeat: int, warmup: int) -> tuple[dict, list]:
+def onnxkit_row(path: str, feeds: dict, level: int, repeat: int, warmup: int,
+                graphs: bool = True) -> tuple[dict, list]:
+    """One onnxkit row: ``graphs`` on (the default: the 2nd run is captured into a CUDA
+    graph, later runs replay it) or off (every run eager, node by node)."""
     import onnxkit
     from onnxkit.kernels.cuda import DeviceProfile, make_executor
 
     start = time.perf_counter()
-    sess = onnxkit.Session(path, executor=make_executor(synchronize_each_node=False), level=level)
+    sess = onnxkit.Session(path, executor=make_executor(synchronize_each_node=False, graphs=graphs),
+                           level=level)
     first = sess.run(None, feeds)  # numba compiles each kernel specialization here
     first_ms = 1e3 * (time.perf_counter() - start)
     prof = DeviceProfile(sess)
     sess.executor.reset_stats()
-    sess.run(None, feeds, trace=prof)
+    sess.run(None, feeds, trace=prof)  # traced: eager, node by node
     stats = sess.executor.stats()
     ms, runs = _median_ms(lambda: sess.run(None, feeds), repeat, warmup)
     host_ops = sorted({f"{r.op_type} ({r.reason})" for r in prof.host_rows()})
+    nodes = stats["cuda_nodes"] + stats["host_nodes"]
+    notes = sorted(set(sess.executor.graph_notes().values()))
     return {"ms": round(ms, 3), "runs": runs, "first_run_ms": round(first_ms, 1),
             "h2d": f"{stats['h2d_count']} / {stats['h2d_bytes']:,} B",
             "d2h": f"{stats['d2h_count']} / {stats['d2h_bytes']:,} B",
             "cuda_nodes": stats["cuda_nodes"], "host_nodes": stats["host_nodes"],
-            "leaves_gpu_at": host_ops, "tiles_tuned": tuning_summary()}, first
+            "us_per_node": round(1e3 * ms / max(nodes, 1), 1),
+            "leaves_gpu_at": host_ops + notes, "tiles_tuned": tuning_summary()}, first
 
 
 def tuning_summary() -> list[str]:
@@ -150,6 +157,9 @@ def model_rows(path: str, feeds: dict, name: str, repeat: int, warmup: int) -> d
     for level in LEVELS:
         label = f"onnxkit-cuda-L{level}"
         made |= _guarded(label, lambda: {label: onnxkit_row(path, feeds, level, repeat, warmup)})
+    label = f"onnxkit-cuda-L{LEVELS[-1]}-eager"  # no CUDA graph: the per-node host cost shows
+    made |= _guarded(label, lambda: {label: onnxkit_row(path, feeds, LEVELS[-1], repeat, warmup,
+                                                        graphs=False)})
     made |= _guarded("torch-eager", lambda: torch_rows(name, feeds, repeat, warmup))
     made |= _guarded("ort-cuda", lambda: ort_rows(path, feeds, repeat, warmup))
     rows = {}

@@ -15,6 +15,10 @@
 #                                               the speed verdict
 #   bash benchmarks/gpu_session.sh bench-tuned  the same, ONNXKIT_CUDA_TUNE=1 (tilings timed, JSON lists them)
 #   bash benchmarks/gpu_session.sh bench-more   the six other benchmark models
+#   bash benchmarks/gpu_session.sh speed        one call for the speed issue: the five target
+#                                               models (CUDA graphs, eager, torch), profiles,
+#                                               resnet50_b32 with every tiling timed, then the
+#                                               whole spec suite until VERDICTS_LIMIT
 #   bash benchmarks/gpu_session.sh all          every stage in a row (where no 10-minute limit holds)
 #
 # Run it from anywhere; it works in the repository root. Each stage first installs the
@@ -34,6 +38,7 @@ PYTEST_JOBS=${PYTEST_JOBS:-4}
 SPEC_JOBS=${SPEC_JOBS:-12}             # cuda spec children at once (16 CPU cores there)
 VERDICTS_LIMIT=${VERDICTS_LIMIT:-480}  # the whole 'verdicts' stage, seconds
 BENCH_LIMIT=${BENCH_LIMIT:-200}        # its benchmark part
+TUNE_LIMIT=${TUNE_LIMIT:-90}           # the 'speed' stage's tuned ResNet-50
 LOGDIR=${OUT:-/tmp/onnxkit-gpu}
 mkdir -p "$LOGDIR"
 export PYTHONUNBUFFERED=1 MPLBACKEND=Agg NUMBA_CACHE_DIR=/tmp/onnxkit-numba-cache
@@ -155,6 +160,21 @@ stage_verdicts() {  # both verdicts in one call; the benchmark first, while it h
     STAGE_LIMIT=$left spec_run 60 45
 }
 
+stage_speed() {  # graphs vs eager vs torch on the target models, tuned tilings, spec suite
+    local start=$SECONDS left
+    nvidia-smi -L || echo "nvidia-smi failed"
+    echo "--- the target models (at most ${BENCH_LIMIT} s)"
+    STAGE_LIMIT=$BENCH_LIMIT limited "$PY" -m benchmarks.cuda_run --skip-spec \
+        --models mlp resnet18 bert_mini mobilenetv2 resnet50_b32 --profile resnet18 resnet50_b32 \
+        --repeat 20 --tag speed
+    echo "--- resnet50_b32, every tiling timed per layer (at most ${TUNE_LIMIT} s)"
+    ONNXKIT_CUDA_TUNE=1 STAGE_LIMIT=$TUNE_LIMIT limited "$PY" -m benchmarks.cuda_run --skip-spec \
+        --models resnet50_b32 --profile --repeat 10 --tag speed-tuned
+    left=$((VERDICTS_LIMIT - (SECONDS - start)))
+    echo "--- the whole spec suite, ${SPEC_JOBS} processes at once, ${left} s left"
+    STAGE_LIMIT=$left spec_run 60 45
+}
+
 stage_bench() {
     bench_resnet50 20
 }
@@ -185,7 +205,7 @@ main() {
     local stage=${1:-}
     [ $# -gt 0 ] && shift
     case $stage in
-        verdicts | check | tests | spec | spec-rest | bench | bench-tuned | bench-more)
+        verdicts | speed | check | tests | spec | spec-rest | bench | bench-tuned | bench-more)
             setup
             run_stage "$stage" "$@" ;;
         all)
@@ -194,7 +214,7 @@ main() {
             for s in check tests spec bench bench-more; do run_stage "$s" || rc=1; done
             return "$rc" ;;
         *)
-            sed -n '2,18p' "$0"
+            sed -n '2,22p' "$0"
             return 2 ;;
     esac
 }

@@ -11,7 +11,7 @@ from benchmarks.models import ALL_MODELS, ON_DEMAND_MODELS
 
 TARGET_ROWS = {
     "onnxkit-cuda-L0": {"ms": 40.0},
-    "onnxkit-cuda-L2": {"ms": 12.0},
+    "onnxkit-cuda-L2": {"ms": 6.0},
     "torch-eager": {"ms": 4.0},
     "torch-eager-resident": {"ms": 3.0},
 }
@@ -26,15 +26,22 @@ def _results(**overrides):
 
 # --- the speed verdict ---------------------------------------------------------------------
 
-def test_target_verdict_met_at_exactly_three():
+def test_target_verdict_met_at_exactly_the_target():
     assert cuda_report.target_verdict_line(_results()) == (
-        "ResNet-50 batch 32: onnxkit-cuda-L2 12.00 ms / torch eager 4.00 ms = 3.00 (target <= 3): met")
+        "ResNet-50 batch 32: onnxkit-cuda-L2 6.00 ms / torch eager 4.00 ms = 1.50 (target <= 1.5): met")
+
+
+def test_each_timed_target_model_gets_its_verdict():
+    results = _results() | {"mlp": {"onnxkit-cuda-L2": {"ms": 1.3}, "torch-eager": {"ms": 0.4}}}
+    assert cuda_report.target_verdict_lines(results) == [
+        "ResNet-50 batch 32: onnxkit-cuda-L2 6.00 ms / torch eager 4.00 ms = 1.50 (target <= 1.5): met",
+        "the MLP: onnxkit-cuda-L2 1.30 ms / torch eager 0.40 ms = 3.25 (target <= 3): NOT met"]
 
 
 def test_target_verdict_uses_the_faster_level_and_says_not_met():
-    line = cuda_report.target_verdict_line(_results(onnxkit_cuda_L0=13.0, onnxkit_cuda_L2=20.5))
-    assert line == ("ResNet-50 batch 32: onnxkit-cuda-L0 13.00 ms / torch eager 4.00 ms = 3.25 "
-                    "(target <= 3): NOT met")
+    line = cuda_report.target_verdict_line(_results(onnxkit_cuda_L0=7.0, onnxkit_cuda_L2=20.5))
+    assert line == ("ResNet-50 batch 32: onnxkit-cuda-L0 7.00 ms / torch eager 4.00 ms = 1.75 "
+                    "(target <= 1.5): NOT met")
 
 
 def test_target_verdict_without_torch_or_model():
@@ -54,8 +61,8 @@ def test_ratio_rows_skip_failed_onnxkit_rows():
 
 def test_latency_markdown_has_the_ratio_table():
     text = "\n".join(cuda_report._latency_markdown(_results()))
-    assert "| resnet50_b32 | onnxkit-cuda-L2 | 12.000 | 4.000 | 3.00 | 3.000 | 4.00 |" in text
-    assert "| resnet50_b32 | torch-eager-resident | 3.000 |  |" in text
+    assert "| resnet50_b32 | onnxkit-cuda-L2 | 6.000 | 4.000 | 1.50 | 3.000 | 2.00 |" in text
+    assert "| resnet50_b32 | torch-eager-resident | 3.000 |  |  |" in text
 
 
 # --- the spec verdict ----------------------------------------------------------------------
@@ -103,7 +110,7 @@ def test_merged_shards_give_one_verdict():
                                         {"environment": env, "spec": second, "results": {}}])
     assert merged["spec"]["seconds"] == 15.0 and len(merged["spec"]["cases"]) == 4
     assert cuda_report.verdict_lines(merged) == [
-        "ResNet-50 batch 32: onnxkit-cuda-L2 12.00 ms / torch eager 4.00 ms = 3.00 (target <= 3): met",
+        "ResNet-50 batch 32: onnxkit-cuda-L2 6.00 ms / torch eager 4.00 ms = 1.50 (target <= 1.5): met",
         "Spec suite (all): cuda passes 1 of the 2 cases the reference passes; 1 fail on cuda: NOT met"]
     text = cuda_report.markdown(merged)
     assert "- `node:b` fail: output 0: wrong\n" in text

@@ -69,8 +69,10 @@ class Profiler:
         name = node.name or f"{op_type}({', '.join(node.output)})"
         key = f"{event.path}/{name}" if event.path else name
         kernel = self._registry.get(id(node), "") + event.kernel
-        if isinstance(event.extra, dict) and event.extra.get("algorithm"):  # cpu: a Conv's
-            kernel += f" [{event.extra['algorithm']}]"
+        algorithm = (event.extra.get("algorithm") if isinstance(event.extra, dict)  # cpu: a Conv's
+                     else getattr(event.extra, "algorithm", None))  # cuda: a NodeRecord's
+        if algorithm:
+            kernel += f" [{algorithm}]"
         for table, k in ((self._nodes, key), (self._ops, op_type)):
             entry = table.get(k)
             if entry is None:

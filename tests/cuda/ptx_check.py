@@ -55,7 +55,7 @@ class Compiler:
         self.ptx: dict = {}  # "module.kernel(signature)" -> PTX text
         self.failures: list[str] = []
 
-    def launch(self, kernel, blocks, threads, *args):
+    def launch(self, kernel, blocks, threads, *args, barriers=True):
         import numba
         from numba import cuda
 
@@ -158,8 +158,10 @@ def compile_tilings() -> None:
             _matmul(*_operands(heads, heads), tiles=tiles)
             for formula in (None, relu):
                 extra = {} if formula is None else {"formula": formula}
-                _gemm(a, a, a, 1.0, 1.0, 0, 1, tiles=tiles, **extra)
-                conv_nd(x, w, w[:, 0, 0, 0], method="gemm", tiles=tiles, pads=[1, 1, 1, 1], **extra)
+                for splits in (1, 2):  # 2: split-K's partial products and their sum
+                    _gemm(a, a, a, 1.0, 1.0, 0, 1, tiles=tiles, splits=splits, **extra)
+                    conv_nd(x, w, w[:, 0, 0, 0], method="gemm", tiles=tiles, pads=[1, 1, 1, 1],
+                            splits=splits, **extra)
 
 
 def spec_cases():

@@ -107,3 +107,23 @@ def test_replay_keeps_non_finite_values(value):
         got, = sess.run(None, {"x": x})
     np.testing.assert_allclose(got, oracle.run(None, {"x": x})[0], rtol=1e-5, atol=1e-6)
     assert "replayed 2 times" in next(iter(sess.executor.graph_notes().values()))
+
+
+def test_a_bad_index_is_still_an_error_when_replayed():
+    # Gather's indices come from the device (a feed): the kernel flags a bad index, and the
+    # graph reads the flag after each replay
+    data = helper.make_tensor_value_info("data", TensorProto.FLOAT, [5, 3])
+    idx = helper.make_tensor_value_info("idx", TensorProto.INT64, [4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 3])
+    model = _model([helper.make_node("Gather", ["data", "idx"], ["y"])], [data, idx], [y])
+    sess, oracle = _session(model), ReferenceEvaluator(model)
+    table = RNG.standard_normal((5, 3)).astype(np.float32)
+    for _ in range(3):
+        good = RNG.integers(-5, 5, 4).astype(np.int64)
+        got, = sess.run(None, {"data": table, "idx": good})
+        np.testing.assert_array_equal(got, oracle.run(None, {"data": table, "idx": good})[0])
+    assert "replayed 2 times" in next(iter(sess.executor.graph_notes().values()))
+    with pytest.raises(onnxkit.errors.OnnxkitError, match=r"Gather: index 7 is out of range"):
+        sess.run(None, {"data": table, "idx": np.array([0, 7, 1, 2], np.int64)})
+    got, = sess.run(None, {"data": table, "idx": good})  # and the next replay is right again
+    np.testing.assert_array_equal(got, oracle.run(None, {"data": table, "idx": good})[0])

@@ -12,15 +12,15 @@ import pytest
 from onnxkit.kernels.cuda import load_cuda_kernels
 from onnxkit.kernels.cuda._device import device, download
 from onnxkit.kernels.cuda._scalar import relu
-from onnxkit.kernels.cuda._tiles import LARGE, MEDIUM, SIMULATED
+from onnxkit.kernels.cuda._tiles import LARGE, MEDIUM, SIMULATED, WIDE
 from onnxkit.ops.nn.conv import conv as reference_conv
 
 load_cuda_kernels()
 from onnxkit.kernels.cuda.conv import conv_nd  # noqa: E402 (after the registry is loaded)
 from onnxkit.kernels.cuda.matmul import _gemm, _matmul, _operands  # noqa: E402
 
-TILINGS = [SIMULATED, MEDIUM, LARGE]
-IDS = ["simulated", "medium", "large"]
+TILINGS = [SIMULATED, MEDIUM, WIDE, LARGE]
+IDS = ["simulated", "medium", "wide", "large"]
 R = np.random.default_rng(11)
 
 
@@ -77,5 +77,33 @@ def test_implicit_gemm_conv(tiles, name):
     want = reference_conv(X, W, B, **attrs)
     Z = rand(*want.shape)
     got = download(conv_nd(X, W, B, Z, formula=relu, method="gemm", tiles=tiles, **attrs))
+    np.testing.assert_allclose(got, np.maximum(want.astype(np.float64) + Z, 0), rtol=1e-5,
+                               atol=1e-5)
+
+
+# --- split-K: few output tiles, long K (batch-1 convolutions, small-batch Gemm) ----------
+
+@pytest.mark.parametrize("splits", [2, 3])
+@pytest.mark.parametrize("trans_b", [0, 1])
+def test_split_k_gemm_sums_the_parts_then_applies_the_epilogue(splits, trans_b):
+    M, N, K = 7, 11, 5 * SIMULATED.bk + 3  # the last part is shorter than the others
+    A, C = rand(M, K), rand(M, 1)
+    B = rand(N, K) if trans_b else rand(K, N)
+    got = download(_gemm(A, B, C, 0.5, 2.0, 0, trans_b, formula=relu, tiles=SIMULATED,
+                         splits=splits))
+    b = B.T if trans_b else B
+    want = np.maximum(0.5 * (A.astype(np.float64) @ b) + 2.0 * C, 0)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("splits", [2, 4])
+@pytest.mark.parametrize("name", ["pad_stride", "dilation_groups"])
+def test_split_k_conv_sums_the_parts_then_adds_bias_and_z(splits, name):
+    x_shape, w_shape, attrs = CONVS[name]
+    X, W, B = rand(*x_shape), rand(*w_shape), rand(w_shape[0])
+    want = reference_conv(X, W, B, **attrs)
+    Z = rand(*want.shape)
+    got = download(conv_nd(X, W, B, Z, formula=relu, method="gemm", tiles=SIMULATED,
+                           splits=splits, **attrs))
     np.testing.assert_allclose(got, np.maximum(want.astype(np.float64) + Z, 0), rtol=1e-5,
                                atol=1e-5)

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from onnxkit.kernels.cuda import _tiles
-from onnxkit.kernels.cuda._tiles import LARGE, MEDIUM, SIMULATED, Tiles
+from onnxkit.kernels.cuda._tiles import LARGE, MEDIUM, SIMULATED, WIDE, Tiles
 from onnxkit.kernels.cuda.conv import row_table
 
 
-@pytest.mark.parametrize("tiles", [SIMULATED, MEDIUM, LARGE])
+@pytest.mark.parametrize("tiles", [SIMULATED, MEDIUM, WIDE, LARGE])
 def test_each_tiling_deals_every_slice_element_to_exactly_one_thread(tiles):
     def dealt(width, depth_fast):
         seen = set()
@@ -33,14 +33,16 @@ def test_a_tiling_the_threads_cannot_split_is_refused():
         Tiles(64, 64, 6, 4, 4)  # 64 * 6 slice elements over 256 threads
 
 
-def test_large_tiles_only_when_every_multiprocessor_gets_a_block(monkeypatch):
+def test_wide_tiles_only_when_every_multiprocessor_gets_a_block(monkeypatch):
     monkeypatch.setattr(_tiles, "simulated", lambda: False)
     monkeypatch.setattr(_tiles, "multiprocessors", lambda: 132)
-    # ResNet-50 at batch 32: its last 3x3 convolution, 512 x (32*7*7) -> 4 x 13 large blocks
+    # ResNet-50 at batch 32: its last 3x3 convolution, 512 x (32*7*7) -> 8 x 13 wide blocks
     assert _tiles.choose(512, 32 * 49, 1, np.float32) is MEDIUM
     # its first bottleneck's 1x1 convolution: 256 x (32*56*56)
-    assert _tiles.choose(256, 32 * 56 * 56, 1, np.float32) is LARGE
+    assert _tiles.choose(256, 32 * 56 * 56, 1, np.float32) is WIDE
     assert _tiles.choose(256, 32 * 56 * 56, 1, np.float64) is MEDIUM  # would spill
+    assert _tiles.choose(64, 2 * 56 * 56, 1, np.float32) is MEDIUM  # 49 x 1 wide blocks
+    assert _tiles.choose(32, 32 * 56 * 56, 1, np.float32) is MEDIUM  # half a wide tile wasted
 
 
 def test_the_simulator_takes_the_tiling_cheapest_to_simulate(monkeypatch):
@@ -77,15 +79,15 @@ def test_tuning_times_each_tiling_once_per_product_and_keeps_the_fastest(monkeyp
     monkeypatch.setattr(_tiles, "TUNING_LOG", [])
     calls = []
 
-    def run(tiles):  # MEDIUM "runs" faster than LARGE here
+    def run(tiles):  # MEDIUM "runs" faster than LARGE and WIDE here
         calls.append(tiles)
-        time.sleep(0.004 if tiles is LARGE else 0.001)
+        time.sleep(0.001 if tiles is MEDIUM else 0.004)
 
     key = ("gemm", 512, 1568, 4608, 1, np.dtype(np.float32))
     assert _tiles.pick(key, 512, 1568, 1, np.float32, run) is MEDIUM
-    assert calls.count(LARGE) == 4 and calls.count(MEDIUM) == 4  # warm-up + 3 timed
+    assert [calls.count(t) for t in (LARGE, WIDE, MEDIUM)] == [4, 4, 4]  # warm-up + 3 timed
     assert _tiles.pick(key, 512, 1568, 1, np.float32, run) is MEDIUM
-    assert len(calls) == 8  # remembered, not timed again
+    assert len(calls) == 12  # remembered, not timed again
     (logged_key, chosen, timings), = _tiles.TUNING_LOG
     assert logged_key == key and chosen is MEDIUM and timings[LARGE] > timings[MEDIUM]
     assert _tiles.pick(("gemm", 1), 9, 9, 1, np.float64, run) is MEDIUM  # the only 8-byte one
@@ -95,4 +97,16 @@ def test_without_tuning_pick_is_the_guess(monkeypatch):
     monkeypatch.delenv("ONNXKIT_CUDA_TUNE", raising=False)
     monkeypatch.setattr(_tiles, "simulated", lambda: False)
     monkeypatch.setattr(_tiles, "multiprocessors", lambda: 132)
-    assert _tiles.pick("k", 256, 32 * 56 * 56, 1, np.float32, run=None) is LARGE
+    assert _tiles.pick("k", 256, 32 * 56 * 56, 1, np.float32, run=None) is WIDE
+
+
+def test_split_k_only_where_few_tiles_meet_a_long_k(monkeypatch):
+    monkeypatch.setattr(_tiles, "simulated", lambda: False)
+    monkeypatch.setattr(_tiles, "multiprocessors", lambda: 132)
+    # ResNet-18 at batch 1, last 3x3 convolution: 512 x 49 outputs, K = 4608: 8 MEDIUM blocks
+    splits = _tiles.k_splits(MEDIUM, 512, 49, 1, 4608)
+    chunk = _tiles.split_chunk(4608, splits, MEDIUM.bk)
+    assert chunk % MEDIUM.bk == 0 and (splits - 1) * chunk < 4608 <= splits * chunk  # no empty part
+    assert 8 * splits >= 2 * 132 - 8 and chunk >= _tiles.MIN_SPLIT_SLICES * MEDIUM.bk
+    assert _tiles.k_splits(LARGE, 256, 32 * 56 * 56, 1, 576) == 1  # enough blocks already
+    assert _tiles.k_splits(MEDIUM, 512, 49, 1, 64) == 1  # too short a K to share

@@ -136,6 +136,7 @@ class NodeRecord:
     kernel: str
     placement: str = "cuda"  # "cuda" or "host"
     reason: str = ""  # why a node with a cuda kernel ran on the host
+    algorithm: str = ""  # the kernel's choice, e.g. "gemm 128x128" (shown by the profiler)
     transfers: list = field(default_factory=list)
     uploads: object = field(default=None, repr=False, compare=False)  # the executor's cache
     pool: object = field(default=None, repr=False, compare=False)  # the executor's DevicePool
@@ -176,6 +177,26 @@ def capturing():
 
 def set_capture(capture) -> None:
     _local.capture = capture
+
+
+def check_later(flag: "DeviceTensor", fail, what: str) -> bool:
+    """Defer a kernel's error check while a run is captured into a CUDA graph: the graph
+    reads ``flag`` after each replay and calls ``fail()`` (which raises; ``what`` names the
+    kernel in its message) when it is set. False when nothing is being captured: the
+    kernel checks now."""
+    capture = capturing()
+    if capture is None:
+        return False
+    fail.what = what
+    capture.checks.append((flag, fail))
+    return True
+
+
+def note_algorithm(text: str) -> None:
+    """Record what the running kernel chose (a tiling, direct or implicit GEMM)."""
+    record = current_record()
+    if record is not None:
+        record.algorithm = text
 
 
 def _note(direction: str, nbytes: int, what: str) -> None:

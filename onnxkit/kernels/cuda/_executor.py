@@ -220,7 +220,7 @@ class CudaExecutor(Executor):
             driver.release(instance)
             return "not captured: an output is a sequence, map or optional", eager
         graph = _graphs.RunGraph(driver, instance, flats, outputs,
-                                 [capture.kept, pool, device_feeds], capture.count)
+                                 [capture.kept, pool, device_feeds], capture.count, capture.checks)
         replayed = self._outside("graph", lambda: graph.replay(feeds))
         if not all(_same(a, b) for a, b in zip(eager, replayed)):
             return "not captured: the graph's replay disagreed with the eager run", eager

@@ -41,6 +41,7 @@ class Capture:
         self.stream = stream
         self.kept: list = []  # every launch's arguments: the device memory the graph uses
         self.launches: list = []  # (kernel, blocks, threads, args, barriers), simulator only
+        self.checks: list = []  # (flag tensor, fail): error checks read after each replay
         self.count = 0
 
     def add(self, kernel, blocks, threads, args, barriers) -> None:
@@ -143,13 +144,15 @@ def backend():
 class RunGraph:
     """One captured run: its feed buffers, what it returns, and the graph to launch."""
 
-    def __init__(self, driver, instance, feeds: dict, outputs: list, keep: list, launches: int):
+    def __init__(self, driver, instance, feeds: dict, outputs: list, keep: list, launches: int,
+                 checks: list = ()):
         self.driver = driver
         self.instance = instance
         self.feeds = feeds  # name -> the flat device buffer the graph reads it from
         self.outputs = outputs  # DeviceTensor (read back each replay) or a host constant
         self.keep = keep  # the captured launches' arguments and the retired pool
         self.launches = launches
+        self.checks = list(checks)  # kernels' error flags, read after each replay
         self.replays = 0
         self._lock = threading.Lock()
 
@@ -165,6 +168,15 @@ class RunGraph:
             out = [self._read(v) for v in self.outputs]
             self.driver.synchronize()
             self.replays += 1
+            for flag, fail in self.checks:
+                if self.driver.copy_out(flag.flat)[0]:
+                    _device._note("d2h", flag.nbytes, "error check")
+                    try:
+                        fail()  # raises, naming what was wrong
+                    except Exception as exc:  # say which kernel, as an eager run's node would
+                        if exc.args and isinstance(exc.args[0], str):
+                            exc.args = (f"{fail.what}: {exc.args[0]}",) + exc.args[1:]
+                        raise
         return out
 
     def _read(self, value):

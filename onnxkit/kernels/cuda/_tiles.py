@@ -73,9 +73,10 @@ class Tiles:
 
 
 LARGE = Tiles(128, 128, 8, 8, 8)  # 256 threads, 64 outputs each: big products
+WIDE = Tiles(64, 128, 8, 4, 8)  # 256 threads, 32 outputs each: 33-64 rows, many columns
 MEDIUM = Tiles(64, 64, 16, 4, 4)  # 256 threads, 16 outputs each: small ones, 8-byte types
 SIMULATED = Tiles(16, 16, 4, 2, 2)  # 64 threads
-CHOICES = (LARGE, MEDIUM)
+CHOICES = (LARGE, WIDE, MEDIUM)
 
 
 @lru_cache(maxsize=None)
@@ -105,7 +106,12 @@ def simulated_cost(tiles: Tiles, rows: int, cols: int) -> float:
 
 
 def choose(rows: int, cols: int, batches: int, dtype) -> Tiles:
-    """LARGE tiles when they still give every multiprocessor a block, else MEDIUM.
+    """WIDE tiles when they give every multiprocessor a block and waste under half their
+    rows, else MEDIUM (and split-K, ``k_splits``, where even those leave SMs idle).
+
+    The rule follows the tilings timed on an H200 for every ResNet-50 batch-32 layer
+    (docs/cuda.md): WIDE was fastest or within 2 % wherever it filled the GPU, MEDIUM where
+    it did not; LARGE won one layer of 23, by 1 %, so only tuning tries it.
 
     8-byte types take MEDIUM: 64 float64 accumulators would spill out of registers.
     Under the simulator, the tiling that is cheapest to simulate (``simulated_cost``), so
@@ -115,8 +121,37 @@ def choose(rows: int, cols: int, batches: int, dtype) -> Tiles:
         return min((SIMULATED, MEDIUM, LARGE), key=lambda t: simulated_cost(t, rows, cols))
     if np.dtype(dtype).itemsize > 4:
         return MEDIUM
-    x, y = LARGE.blocks(rows, cols)
-    return LARGE if x * y * batches >= multiprocessors() else MEDIUM
+    x, y = WIDE.blocks(rows, cols)
+    if 2 * rows > y * WIDE.bm and x * y * batches >= multiprocessors():
+        return WIDE
+    return MEDIUM
+
+
+#: split-K: each split keeps at least this many slices of K, and splitting stops once the
+#: grid has this many blocks per multiprocessor
+MIN_SPLIT_SLICES = 8
+SPLIT_BLOCKS_PER_SM = 2
+
+
+def k_splits(tiles: Tiles, rows: int, cols: int, batches: int, depth: int) -> int:
+    """Into how many parts to split K (1: none) so that a product with few output tiles
+    but a long K (a batch-1 convolution's 512 x 49 x 4608) still fills the GPU: the parts
+    run as blocks of their own and a second pass sums them (``split_chunk``)."""
+    if simulated():
+        return 1
+    blocks = math.prod(tiles.blocks(rows, cols)) * batches
+    if blocks >= multiprocessors():  # one full wave already
+        return 1
+    want = -(-SPLIT_BLOCKS_PER_SM * multiprocessors() // blocks)
+    most = depth // (MIN_SPLIT_SLICES * tiles.bk)
+    splits = max(1, min(want, most, 64))
+    return -(-depth // split_chunk(depth, splits, tiles.bk))  # no empty part
+
+
+def split_chunk(depth: int, splits: int, bk: int) -> int:
+    """The length of K each of ``splits`` parts takes (a multiple of BK)."""
+    per = -(-depth // splits)
+    return -(-per // bk) * bk
 
 
 #: (product, tiling chosen, {tiling: ms}) for every product timed by ``pick``

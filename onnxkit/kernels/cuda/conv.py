@@ -31,8 +31,8 @@ from onnxkit.kernels.cuda import _device
 from onnxkit.kernels.cuda._device import (FLOAT_DTYPES, HostFallback, device, empty, launch,
                                           launch_1d, need_dtype)
 from onnxkit.kernels.cuda._scalar import activation as activation_formula, identity
-from onnxkit.kernels.cuda._tiles import (Tiles, multiply_slice, park_rows, pick, slot,
-                                         stash_slices)
+from onnxkit.kernels.cuda._tiles import (Tiles, k_splits, multiply_slice, park_rows, pick, slot,
+                                         split_chunk, stash_slices)
 from onnxkit.kernels.indexing import (contiguous_strides, conv_input_coord, for_cuda,
                                       im2col_col_split, im2col_row_split, spatial3, window_start,
                                       window_taps)
@@ -77,7 +77,7 @@ def implicit_gemm_kernel(dtype, formula, tiles: Tiles):
 
     @cuda.jit
     def kernel(x, w, bias, has_bias, z, has_z, table, C, cg, mg, R, P, Q, group, in3, s3, p3,
-               o3, p0, p1, out):
+               o3, p0, p1, out, splits, kchunk, total):
         As = cuda.shared.array((BK, BM), elem)
         Bs = cuda.shared.array((BK, BN), elem)
         Cs = cuda.shared.array((RT, BN), elem)
@@ -88,7 +88,9 @@ def implicit_gemm_kernel(dtype, formula, tiles: Tiles):
         rb = cuda.local.array(LB, elem)
         t = cuda.threadIdx.x
         tr, tc = t // CT, t % CT
-        g = cuda.blockIdx.z
+        g, split = cuda.blockIdx.z // splits, cuda.blockIdx.z % splits
+        kbeg = split * kchunk  # this block's share of R (all of it unless split-K)
+        kend = min(R, kbeg + kchunk)
         m0, n0 = cuda.blockIdx.y * BM, cuda.blockIdx.x * BN
         # the one column q of every B slice this thread fetches (NT is a multiple of BN)
         q = n0 + t % BN
@@ -96,45 +98,73 @@ def implicit_gemm_kernel(dtype, formula, tiles: Tiles):
         od, oh, ow = _col_split(p, o3[0], o3[1], o3[2])
         b0, b1, b2 = _start(od, s3[0], p3[0]), _start(oh, s3[1], p3[1]), _start(ow, s3[2], p3[2])
         corner = (((image * C + g * cg) * in3[0] + b0) * in3[1] + b1) * in3[2] + b2
+        # the epilogue's column is this same q (NT is a multiple of BN): Y's offset of
+        # (q, channel 0) once here, no division per output element
+        obase = image * group * mg * P + p
         w0 = g * mg * R
         for i in range(TM):
             for j in range(TN):
                 acc[i, j] = zero
-        for k0 in range(-BK, R, BK):  # k0 = -BK only fetches the first slice
-            if k0 >= 0:
+        for k0 in range(kbeg - BK, kend, BK):  # k0 = kbeg - BK only fetches the first slice
+            if k0 >= kbeg:
                 stash(ra, rb, As, Bs, t, True, False)  # W along K, X's columns along N
                 cuda.syncthreads()
-            if k0 + BK < R:
+            if k0 + BK < kend:
                 for l in range(LA):
                     m, k = slot(t + l * NT, True, BM, BK)
                     m, k = m0 + m, k0 + BK + k
-                    ra[l] = w[w0 + m * R + k] if m < mg and k < R else zero
+                    ra[l] = w[w0 + m * R + k] if m < mg and k < kend else zero
                 for l in range(LB):
                     r = k0 + BK + (t + l * NT) // BN
                     v = zero
-                    if q < Q and r < R:
+                    if q < Q and r < kend:
                         i0, i1, i2 = b0 + table[r, 1], b1 + table[r, 2], b2 + table[r, 3]
                         if 0 <= i0 < in3[0] and 0 <= i1 < in3[1] and 0 <= i2 < in3[2]:
                             v = x[corner + table[r, 0]]
                     rb[l] = v
-            if k0 >= 0:
+            if k0 >= kbeg:
                 multiply(As, Bs, acc, fa, fb, tr, tc)
                 cuda.syncthreads()
         for i in range(TM):
             park(acc, Cs, i, tr, tc)
             cuda.syncthreads()
             for e in range(t, RT * BN, NT):
-                m, col = m0 + RT * i + e // BN, n0 + e % BN
-                if m < mg and col < Q:
+                m = m0 + RT * i + e // BN
+                if m < mg and q < Q:
                     mo = g * mg + m
                     y = Cs[e // BN, e % BN]
-                    if has_bias:
-                        y += bias[mo]
-                    o = ((col // P) * group * mg + mo) * P + col % P
-                    if has_z:
-                        y += z[o]
-                    out[o] = act(y, p0, p1)
+                    o = obase + mo * P
+                    if splits > 1:  # a partial sum: ``split_sum_kernel`` finishes it
+                        out[split * total + o] = y
+                    else:
+                        if has_bias:
+                            y += bias[mo]
+                        if has_z:
+                            y += z[o]
+                        out[o] = act(y, p0, p1)
             cuda.syncthreads()
+
+    return kernel
+
+
+@lru_cache(maxsize=None)
+def split_sum_kernel(dtype, formula):
+    """Y[o] = act(sum of the splits' partial sums + B[channel] + Z[o]) (split-K's 2nd pass)."""
+    zero = np.dtype(dtype).type(0)
+    act = for_cuda(formula)
+
+    @cuda.jit
+    def kernel(parts, splits, bias, has_bias, z, has_z, channels, P, p0, p1, out):
+        o = cuda.grid(1)
+        if o < out.size:
+            y = zero
+            for s in range(splits):
+                y += parts[s * out.size + o]
+            if has_bias:
+                y += bias[(o // P) % channels]
+            if has_z:
+                y += z[o]
+            out[o] = act(y, p0, p1)
 
     return kernel
 
@@ -184,9 +214,9 @@ def direct_kernel(dtype, formula):
 
 def conv_nd(X, W, B=None, Z=None, *, auto_pad="NOTSET", dilations=None, group=1,
             kernel_shape=None, pads=None, strides=None, formula=identity, p0=0.0, p1=0.0,
-            method=None, tiles=None):
-    """Y = act(Conv(X, W, B) + Z); ``method`` ("gemm" / "direct") and ``tiles`` force a
-    kernel (tests)."""
+            method=None, tiles=None, splits=None):
+    """Y = act(Conv(X, W, B) + Z); ``method`` ("gemm" / "direct"), ``tiles`` and ``splits``
+    (split-K parts) force a kernel (tests)."""
     X, W = device(X, "X"), device(W, "W")
     need_dtype(X, FLOAT_DTYPES, "X")
     if W.dtype != X.dtype:
@@ -219,14 +249,25 @@ def conv_nd(X, W, B=None, Z=None, *, auto_pad="NOTSET", dilations=None, group=1,
     if method == "gemm":
         table = _device_row_table(cg, in3, k3, d3)
 
-        def run(tiles):
+        def run(tiles, splits=1):
+            kchunk = split_chunk(R, splits, tiles.bk)
+            target = out if splits == 1 else empty((splits * out.size,), X.dtype)
             launch(implicit_gemm_kernel(X.dtype, formula, tiles),
-                   tiles.blocks(mg, n * P) + (group,), tiles.threads, *head, table, c, cg, mg,
-                   R, P, n * P, group, in3, s3, p3, o3, float(p0), float(p1), out.flat)
+                   tiles.blocks(mg, n * P) + (group * splits,), tiles.threads, *head, table, c,
+                   cg, mg, R, P, n * P, group, in3, s3, p3, o3, float(p0), float(p1),
+                   target.flat, splits, kchunk, out.size)
+            if splits > 1:
+                launch_1d(split_sum_kernel(X.dtype, formula), out.size, target.flat, splits,
+                          *head[2:], m, P, float(p0), float(p1), out.flat)
 
         key = ("conv", X.shape, W.shape, group, s3, d3, p3, X.dtype)
-        run(tiles or pick(key, mg, n * P, group, X.dtype, run))
+        tiles = tiles or pick(key, mg, n * P, group, X.dtype, run)
+        splits = splits or k_splits(tiles, mg, n * P, group, R)
+        run(tiles, splits)
+        _device.note_algorithm(f"implicit gemm {tiles.bm}x{tiles.bn}"
+                               + (f" split-K {splits}" if splits > 1 else ""))
     else:
+        _device.note_algorithm("direct")
         launch_1d(direct_kernel(X.dtype, formula), out.size, *head, c, cg, mg, R, P, group,
                   in3, k3, s3, d3, p3, o3, float(p0), float(p1), out.flat)
     return out

@@ -13,8 +13,9 @@ import numpy as np
 from numba import cuda
 
 from onnxkit.kernels.cuda import CUDA
-from onnxkit.kernels.cuda._device import (DEVICE_DTYPES, DeviceTensor, device, download, empty,
-                                          launch_1d, need_dtype)
+from onnxkit.errors import KernelError
+from onnxkit.kernels.cuda._device import (DEVICE_DTYPES, DeviceTensor, check_later, device,
+                                          download, empty, launch_1d, need_dtype)
 from onnxkit.kernels.cuda._elementwise import full
 from onnxkit.ops.registry import op
 from onnxkit.ops.tensor._util import normalize_axis
@@ -57,7 +58,13 @@ def gather(data, indices, *, axis=0):
     inner = int(np.prod(X.shape[axis + 1:], dtype=np.int64))
     launch_1d(_gather_kernel, out.size, X.flat, idx.flat, dim, inner, max(idx.size, 1),
               out.flat, bad.flat)
-    if on_device and download(bad, "index check").reshape(-1)[0]:
-        checked_indices(download(idx, "indices"), dim)  # name the index
-        raise IndexError(f"an index is out of range for a dimension of size {dim}")
+    if on_device and not check_later(bad, lambda: _out_of_range(idx, dim), "Gather"):
+        if download(bad, "index check").reshape(-1)[0]:
+            _out_of_range(idx, dim)
     return out
+
+
+def _out_of_range(idx: DeviceTensor, dim: int):
+    """Raise the error naming the bad index (read from a fresh view: replays reuse buffers)."""
+    checked_indices(download(DeviceTensor(idx.flat, idx.shape, idx.dtype), "indices"), dim)
+    raise KernelError(f"an index is out of range for a dimension of size {dim}")

@@ -24,10 +24,10 @@ from numba import cuda
 from onnxkit.errors import KernelError
 from onnxkit.kernels.cuda import CUDA
 from onnxkit.kernels.cuda._device import (DEVICE_DTYPES, HostFallback, device, empty, launch,
-                                          need_dtype, shape_tuple)
+                                          launch_1d, need_dtype, note_algorithm, shape_tuple)
 from onnxkit.kernels.cuda._scalar import activation as activation_formula, identity
-from onnxkit.kernels.cuda._tiles import (MEDIUM, Tiles, multiply_slice, park_rows, pick, slot,
-                                         stash_slices)
+from onnxkit.kernels.cuda._tiles import (MEDIUM, Tiles, k_splits, multiply_slice, park_rows, pick,
+                                         slot, split_chunk, stash_slices)
 from onnxkit.kernels.indexing import broadcast_offset, broadcast_strides, for_cuda
 from onnxkit.ops.registry import op
 
@@ -48,7 +48,8 @@ def gemm_kernel(dtype, formula, tiles: Tiles):
 
     @cuda.jit
     def kernel(a, a_batch, a_rs, a_cs, b, b_batch, b_rs, b_cs, c, c_batch, c_rs, c_cs, has_c,
-               batch_shape, batches, M, N, K, alpha, beta, p0, p1, out, out_batch, out_rs):
+               batch_shape, batches, M, N, K, alpha, beta, p0, p1, out, out_batch, out_rs,
+               splits, kchunk):
         As = cuda.shared.array((BK, BM), elem)
         Bs = cuda.shared.array((BK, BN), elem)
         Cs = cuda.shared.array((RT, BN), elem)
@@ -61,26 +62,29 @@ def gemm_kernel(dtype, formula, tiles: Tiles):
         tr, tc = t // CT, t % CT
         m0, n0 = cuda.blockIdx.y * BM, cuda.blockIdx.x * BN
         a_k_fast, b_k_fast = a_cs == 1, b_rs == 1  # which way each operand is contiguous
-        for batch in range(cuda.blockIdx.z, batches, cuda.gridDim.z):
+        split = cuda.blockIdx.z % splits  # split-K (one batch only): this block's share of K
+        kbeg = split * kchunk
+        kend = min(K, kbeg + kchunk)
+        for batch in range(cuda.blockIdx.z // splits, batches, cuda.gridDim.z // splits):
             a0 = _offset(batch, batch_shape, a_batch)
             b0 = _offset(batch, batch_shape, b_batch)
             for i in range(TM):
                 for j in range(TN):
                     acc[i, j] = zero
-            for k0 in range(-BK, K, BK):  # k0 = -BK only fetches the first slice
-                if k0 >= 0:
+            for k0 in range(kbeg - BK, kend, BK):  # k0 = kbeg - BK only fetches the first slice
+                if k0 >= kbeg:
                     stash(ra, rb, As, Bs, t, a_k_fast, b_k_fast)
                     cuda.syncthreads()
-                if k0 + BK < K:
+                if k0 + BK < kend:
                     for l in range(LA):
                         m, k = slot(t + l * NT, a_k_fast, BM, BK)
                         m, k = m0 + m, k0 + BK + k
-                        ra[l] = a[a0 + m * a_rs + k * a_cs] if m < M and k < K else zero
+                        ra[l] = a[a0 + m * a_rs + k * a_cs] if m < M and k < kend else zero
                     for l in range(LB):
                         n, k = slot(t + l * NT, b_k_fast, BN, BK)
                         n, k = n0 + n, k0 + BK + k
-                        rb[l] = b[b0 + k * b_rs + n * b_cs] if n < N and k < K else zero
-                if k0 >= 0:
+                        rb[l] = b[b0 + k * b_rs + n * b_cs] if n < N and k < kend else zero
+                if k0 >= kbeg:
                     multiply(As, Bs, acc, fa, fb, tr, tc)
                     cuda.syncthreads()
             c0 = _offset(batch, batch_shape, c_batch) if has_c else 0
@@ -91,18 +95,43 @@ def gemm_kernel(dtype, formula, tiles: Tiles):
                 for e in range(t, RT * BN, NT):
                     row, col = m0 + RT * i + e // BN, n0 + e % BN
                     if row < M and col < N:
-                        y = alpha * Cs[e // BN, e % BN]
-                        if has_c:
-                            y += beta * c[c0 + row * c_rs + col * c_cs]
-                        out[o0 + row * out_rs + col] = act(y, p0, p1)
+                        if splits > 1:  # a partial sum: ``split_sum_kernel`` finishes it
+                            out[split * M * N + row * N + col] = Cs[e // BN, e % BN]
+                        else:
+                            y = alpha * Cs[e // BN, e % BN]
+                            if has_c:
+                                y += beta * c[c0 + row * c_rs + col * c_cs]
+                            out[o0 + row * out_rs + col] = act(y, p0, p1)
                 cuda.syncthreads()
+
+    return kernel
+
+
+@lru_cache(maxsize=None)
+def split_sum_kernel(dtype, formula):
+    """Y[r, c] = act(alpha * sum of the splits' partial sums + beta * C[r, c]) (split-K's
+    2nd pass; one batch, Y row-major)."""
+    zero = np.dtype(dtype).type(0)
+    act = for_cuda(formula)
+
+    @cuda.jit
+    def kernel(parts, splits, c, c_rs, c_cs, has_c, N, alpha, beta, p0, p1, out):
+        o = cuda.grid(1)
+        if o < out.size:
+            y = zero
+            for s in range(splits):
+                y += parts[s * out.size + o]
+            y = alpha * y
+            if has_c:
+                y += beta * c[(o // N) * c_rs + (o % N) * c_cs]
+            out[o] = act(y, p0, p1)
 
     return kernel
 
 
 def tiled_gemm(A, a_strides, B, b_strides, C, c_strides, batch_shape, M, N, K, out_shape,
                alpha=1.0, beta=1.0, formula=identity, p0=0.0, p1=0.0, tiles=None,
-               out_strides=None):
+               out_strides=None, splits=None):
     """Launch the kernel. ``*_strides`` are (batch strides, row stride, col stride);
     ``out_strides`` (batch strides, row stride) place the product inside ``out_shape``
     (columns contiguous), by default the row-major [batch..., M, N]."""
@@ -122,11 +151,24 @@ def tiled_gemm(A, a_strides, B, b_strides, C, c_strides, batch_shape, M, N, K, o
             shape_tuple(batch_shape), batches, M, N, K, float(alpha), float(beta),
             float(p0), float(p1), out.flat, shape_tuple(out_strides[0]), out_strides[1])
 
-    def run(tiles):
-        launch(gemm_kernel(A.dtype, formula, tiles), tiles.blocks(M, N) + (min(batches, 65535),),
-               tiles.threads, *args)
+    def run(tiles, splits=1):
+        if splits == 1:
+            launch(gemm_kernel(A.dtype, formula, tiles),
+                   tiles.blocks(M, N) + (min(batches, 65535),), tiles.threads, *args, 1, K)
+            return
+        parts = empty((splits * M * N,), A.dtype)
+        launch(gemm_kernel(A.dtype, formula, tiles), tiles.blocks(M, N) + (splits,),
+               tiles.threads, *args[:-3], parts.flat, args[-2], args[-1], splits,
+               split_chunk(K, splits, tiles.bk))
+        launch_1d(split_sum_kernel(A.dtype, formula), M * N, parts.flat, splits, c_flat,
+                  c_strides[1], c_strides[2], has_c, N, float(alpha), float(beta), float(p0),
+                  float(p1), out.flat)
 
-    run(tiles or pick(("gemm", M, N, K, batches, A.dtype), M, N, batches, A.dtype, run))
+    tiles = tiles or pick(("gemm", M, N, K, batches, A.dtype), M, N, batches, A.dtype, run)
+    row_major = out_strides[1] == N and out.size == M * N
+    splits = splits or (k_splits(tiles, M, N, 1, K) if batches == 1 and row_major else 1)
+    run(tiles, splits)
+    note_algorithm(f"gemm {tiles.bm}x{tiles.bn}" + (f" split-K {splits}" if splits > 1 else ""))
     return out
 
 
@@ -175,7 +217,8 @@ def _bias_strides(shape, final, batch, has_m, has_n) -> tuple:
     return (tuple(int(s) for s in strides) if batch else (0,)), int(row), int(col)
 
 
-def _gemm(A, B, C, alpha, beta, transA, transB, formula=identity, p0=0.0, p1=0.0, tiles=None):
+def _gemm(A, B, C, alpha, beta, transA, transB, formula=identity, p0=0.0, p1=0.0, tiles=None,
+          splits=None):
     A, B = _operands(A, B)
     if A.ndim != 2 or B.ndim != 2:
         raise KernelError(f"Gemm needs 2-D A and B, got shapes {list(A.shape)} and {list(B.shape)}")
@@ -196,7 +239,7 @@ def _gemm(A, B, C, alpha, beta, transA, transB, formula=identity, p0=0.0, p1=0.0
     else:
         C = None
     return tiled_gemm(A, a_strides, B, b_strides, C, c_strides, (), M, N, K, (M, N), alpha, beta,
-                      formula, p0, p1, tiles)
+                      formula, p0, p1, tiles, splits=splits)
 
 
 @op("MatMul", 1, 9, 13, registry=CUDA)
