@@ -101,6 +101,10 @@ def _latency_markdown(results: dict) -> list[str]:
     for name, rows in results.items():
         for label, row in rows.items():
             where = "; ".join(row.get("leaves_gpu_at", [])) or row.get("note", "") or row.get("error", "")
+            if row.get("graph_gpu_ms") is not None:
+                where += (f"; replay: {row['graph_gpu_ms']} ms on the GPU, host "
+                          f"{row['graph_host_us_per_node']} µs per node (eager host "
+                          f"{row['eager_host_us_per_node']} µs per node)")
             lines.append(f"| {name} | {label} | {_fmt(row.get('ms'))} | {row.get('us_per_node', '')} | "
                          f"{row.get('runs', '')} | "
                          f"{row.get('first_run_ms', '')} | "

@@ -24,6 +24,7 @@ values, and their subgraph outputs are downloaded for them.
 from __future__ import annotations
 
 import threading
+import time
 import weakref
 from collections import Counter
 from dataclasses import dataclass, fields
@@ -203,6 +204,7 @@ class CudaExecutor(Executor):
             capture = driver.begin()
             set_capture(capture)
             broken = None
+            start = time.perf_counter()
             try:
                 with _no_frees():
                     outputs = run(device_feeds)
@@ -221,10 +223,16 @@ class CudaExecutor(Executor):
             return "not captured: an output is a sequence, map or optional", eager
         graph = _graphs.RunGraph(driver, instance, flats, outputs,
                                  [capture.kept, pool, device_feeds], capture.count, capture.checks)
+        graph.capture_ms = 1e3 * (time.perf_counter() - start)
         replayed = self._outside("graph", lambda: graph.replay(feeds))
         if not all(_same(a, b) for a, b in zip(eager, replayed)):
             return "not captured: the graph's replay disagreed with the eager run", eager
         return graph, eager
+
+    def graphs_made(self) -> list:
+        """The RunGraphs of this executor (their ``launches``, ``replays``, ``capture_ms``,
+        and with ``timed`` set, the GPU time of the last replay, ``gpu_ms``)."""
+        return [g for g in self._graphs.values() if isinstance(g, _graphs.RunGraph)]
 
     def graph_notes(self) -> dict:
         """Per feed signature ((name, shape, dtype), ...): how many launches its graph

@@ -94,6 +94,21 @@ class _Driver:
     def launch(self, instance) -> None:
         self._check(self.driver.cuGraphLaunch(instance, self.handle))
 
+    def timed_launch(self, instance):
+        """Launch between two events; ``elapsed(events)`` after a synchronize: GPU ms."""
+        from numba import cuda
+
+        events = cuda.event(), cuda.event()
+        events[0].record(self.stream)
+        self.launch(instance)
+        events[1].record(self.stream)
+        return events
+
+    def elapsed(self, events) -> float:
+        from numba import cuda
+
+        return float(cuda.event_elapsed_time(*events))
+
     def copy_in(self, flat, array: np.ndarray) -> None:
         flat.copy_to_device(array, stream=self.stream)
 
@@ -122,6 +137,13 @@ class _Recorded:
     def launch(self, instance) -> None:
         for kernel, blocks, threads, args, barriers in instance:
             _device.launch(kernel, blocks, threads, *args, barriers=barriers)
+
+    def timed_launch(self, instance):
+        self.launch(instance)
+        return None
+
+    def elapsed(self, events) -> float | None:
+        return None  # the simulator has no GPU time to report
 
     def copy_in(self, flat, array: np.ndarray) -> None:
         flat.copy_to_device(array)
@@ -154,6 +176,9 @@ class RunGraph:
         self.launches = launches
         self.checks = list(checks)  # kernels' error flags, read after each replay
         self.replays = 0
+        self.capture_ms = None  # host time of the captured pass: an eager run's host cost
+        self.timed = False  # time each replay on the GPU (``gpu_ms``): for benchmarks
+        self.gpu_ms = None
         self._lock = threading.Lock()
 
     def replay(self, feeds: dict) -> list:
@@ -164,9 +189,13 @@ class RunGraph:
                 if array.size:
                     self.driver.copy_in(flat, array)
                     _device._note("h2d", array.nbytes, f"feed {name!r}")
-            self.driver.launch(self.instance)
+            events = self.driver.timed_launch(self.instance) if self.timed else None
+            if not self.timed:
+                self.driver.launch(self.instance)
             out = [self._read(v) for v in self.outputs]
             self.driver.synchronize()
+            if events is not None:
+                self.gpu_ms = self.driver.elapsed(events)
             self.replays += 1
             for flag, fail in self.checks:
                 if self.driver.copy_out(flag.flat)[0]:
