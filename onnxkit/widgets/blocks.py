@@ -34,7 +34,7 @@ class Block:
     id: str  # "block:" + scope
     scope: str  # "layers/layers.3"
     members: list[str]  # node box ids, in graph order
-    signature: str  # structural hash, equal for blocks built alike
+    signature: str  # structural hash, equal for blocks built alike ("lone:" + scope: none is)
     alike: int = 1  # how many blocks share the signature
     ops: Counter = field(default_factory=Counter)
     data_ops: Counter = field(default_factory=Counter)  # ops on the data path (its box shows these)
@@ -141,7 +141,7 @@ def find_blocks(gd: GraphData, min_nodes: int = 3, data: set[str] | None = None)
         attrs = ",".join(sorted(a.name for a in node.attribute)) if node.attribute else ""
         shapes[box.id] = (f"{node.domain}:{node.op_type}", box.inputs, f"[{attrs}]{len(box.outputs)}")
     seen_sets: dict[tuple, str] = {}  # a member set reached by several scope names: the outermost
-    candidates = []
+    picked = []
     for scope, members in scopes.items():
         if len(members) < min_nodes or len(members) == len(nodes):
             continue
@@ -149,8 +149,14 @@ def find_blocks(gd: GraphData, min_nodes: int = 3, data: set[str] | None = None)
         if key in seen_sets:
             continue
         seen_sets[key] = scope
-        candidates.append(Block(PREFIX + scope, scope, list(key), signature(members, by_value, shapes),
-                                ops=Counter(b.label for b in members)))
+        picked.append((scope, members, key, tuple(b.label for b in members)))
+    # equal structures have equal op sequences: a scope whose sequence no other scope has
+    # needs no hash of its wiring (a large share of the nodes, in the outer scopes)
+    sequences = Counter(labels for _, _, _, labels in picked)
+    candidates = [Block(PREFIX + scope, scope, list(key),
+                        signature(members, by_value, shapes) if sequences[labels] > 1 else f"lone:{scope}",
+                        ops=Counter(labels))
+                  for scope, members, key, labels in picked]
     counts = Counter(b.signature for b in candidates)
     # a scope whose data ops are those of a repeated block is one more of them, though an
     # exporter wrote its shape arithmetic differently (the first layer often reuses earlier shapes)

@@ -21,7 +21,7 @@ from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TypeProto
 from onnxkit.shape_inference import infer_shapes
 
 
-@dataclass
+@dataclass(slots=True)  # thousands per big graph: no per-object dict
 class Box:
     """Something drawn as a rectangle: a node, or a value at the border of a graph."""
 
@@ -38,7 +38,7 @@ class Box:
     outputs: tuple[str, ...] = ()
 
 
-@dataclass
+@dataclass(slots=True)
 class Edge:
     source: str
     target: str
