@@ -100,6 +100,12 @@ def test_core_is_a_leaf_and_runtime_sits_on_it():
     assert edges["onnxkit.loading"] <= allowed - {"onnxkit.loading"}, edges["onnxkit.loading"]
 
 
+def test_reference_kernels_stand_on_core_alone():
+    """The reference backend needs no runtime, and no hook of the fast executors."""
+    edges = import_graph()
+    assert edges["onnxkit.ops"] <= {"onnxkit.core", "onnxkit.errors"}, edges["onnxkit.ops"]
+
+
 def test_every_reference_kernel_module_is_listed():
     """``onnxkit.ops.KERNEL_MODULES`` is the explicit list the reference executor imports:
     a kernel module left out of it would silently have no kernels."""

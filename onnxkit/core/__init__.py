@@ -6,6 +6,7 @@
 | limits    | ``Limits``, ``MemoryBudget``, ``check_allocation`` (per Session / run)   |
 | context   | ``KernelContext``: what a scope-aware kernel receives as ``ctx``         |
 | executor  | ``Executor``: how kernels are called, where values live (the protocol)   |
+| values    | ONNX types and the Python values carrying them (dtypes, sizes, tensors)  |
 
 The one exception hierarchy is ``onnxkit.errors`` (a leaf module beside this package,
 kept at its public path). Layers above: ``runtime/`` (plan, evaluator, session core) on

@@ -22,8 +22,8 @@ import numpy as np
 from onnxkit.errors import AttributeValueError, KernelInputError
 from onnxkit.ops.attention._heads import matmul, merge_heads, repeat_kv, softmax_rows, split_heads
 from onnxkit.ops.registry import op
-from onnxkit.runtime.limits import check_allocation
-from onnxkit.runtime.values import np_dtype
+from onnxkit.core.limits import check_allocation
+from onnxkit.core.values import np_dtype
 
 
 @op("Attention", 23, 24)

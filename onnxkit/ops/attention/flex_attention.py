@@ -16,7 +16,7 @@ import numpy as np
 from onnxkit.errors import KernelInputError
 from onnxkit.ops.attention._heads import repeat_kv, softmax_rows
 from onnxkit.ops.registry import op
-from onnxkit.runtime.values import np_dtype
+from onnxkit.core.values import np_dtype
 
 
 @op("FlexAttention", 1, domain="ai.onnx.preview", context=True)

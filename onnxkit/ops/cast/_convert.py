@@ -17,7 +17,7 @@ import numpy as np
 from onnx import TensorProto
 
 from onnxkit.errors import AttributeMismatchError
-from onnxkit.runtime.values import np_dtype
+from onnxkit.core.values import np_dtype
 
 FLOAT8_SATURATING = {
     np.dtype(ml_dtypes.float8_e4m3fn), np.dtype(ml_dtypes.float8_e4m3fnuz),

@@ -13,7 +13,7 @@ import numpy as np
 from onnx import GraphProto, NodeProto
 
 from onnxkit.errors import GraphError, LimitExceededError, describe_node
-from onnxkit.runtime.values import np_dtype, value_bytes
+from onnxkit.core.values import np_dtype, value_bytes
 
 
 def body_graph(node: NodeProto, name: str = "body") -> GraphProto | None:

@@ -14,7 +14,7 @@ import numpy as np
 
 from onnxkit.errors import AttributeMismatchError, LimitExceededError, describe_node
 from onnxkit.ops.registry import op
-from onnxkit.runtime.limits import check_allocation
+from onnxkit.core.limits import check_allocation
 
 _CHANNELS = {"RGB": 3, "BGR": 3, "Grayscale": 1}
 

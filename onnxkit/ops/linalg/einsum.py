@@ -12,7 +12,7 @@ import numpy as np
 from onnxkit.errors import KernelError
 from onnxkit.ops.linalg._precision import widened
 from onnxkit.ops.registry import op
-from onnxkit.runtime.limits import check_allocation
+from onnxkit.core.limits import check_allocation
 
 
 def output_shape(spec: str, shapes) -> tuple | None:

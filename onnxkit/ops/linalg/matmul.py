@@ -11,7 +11,7 @@ import numpy as np
 from onnxkit.errors import KernelError
 from onnxkit.ops.linalg._precision import widened
 from onnxkit.ops.registry import op
-from onnxkit.runtime.limits import check_allocation
+from onnxkit.core.limits import check_allocation
 
 
 def check_matmul(a_shape, b_shape, dtype, what: str = "MatMul output") -> None:

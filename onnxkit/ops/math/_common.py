@@ -16,7 +16,7 @@ from typing import Callable
 import numpy as np
 
 from onnxkit.errors import KernelInputError
-from onnxkit.runtime.limits import check_allocation
+from onnxkit.core.limits import check_allocation
 
 
 def is_extended_float(dtype: np.dtype) -> bool:

@@ -12,7 +12,7 @@ import numpy as np
 
 from onnxkit.errors import AttributeMismatchError, InputError
 from onnxkit.ops.registry import ML_DOMAIN, op
-from onnxkit.runtime.limits import check_allocation
+from onnxkit.core.limits import check_allocation
 
 _TARGETS = {"TO_FLOAT": np.float32, "TO_STRING": object, "TO_INT64": np.int64}
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from onnxkit.errors import AttributeMismatchError, InputError
 from onnxkit.ops.registry import ML_DOMAIN, op
-from onnxkit.runtime.limits import check_allocation
+from onnxkit.core.limits import check_allocation
 
 
 @op("OneHotEncoder", 1, domain=ML_DOMAIN)

@@ -11,7 +11,7 @@ import numpy as np
 from onnxkit.errors import KernelError
 from onnxkit.ops.nn._windows import geometry, scatter_windows
 from onnxkit.ops.registry import op
-from onnxkit.runtime.limits import check_allocation
+from onnxkit.core.limits import check_allocation
 
 
 @op("Col2Im", 18)

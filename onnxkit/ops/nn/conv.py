@@ -15,7 +15,7 @@ from onnxkit.errors import KernelError
 from onnxkit.ops.nn._windows import compute_dtype, geometry, pad_for_windows, sliding
 from onnxkit.ops.linalg._precision import product_dtype
 from onnxkit.ops.registry import op
-from onnxkit.runtime.limits import check_allocation
+from onnxkit.core.limits import check_allocation
 
 
 def check_kernel_shape(kernel_shape, W) -> tuple:

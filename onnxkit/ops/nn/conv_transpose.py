@@ -19,7 +19,7 @@ from onnxkit.ops.nn._windows import Geometry, compute_dtype, listed, scatter_win
 from onnxkit.ops.nn.conv import check_kernel_shape
 from onnxkit.ops.linalg._precision import product_dtype
 from onnxkit.ops.registry import op
-from onnxkit.runtime.limits import check_allocation
+from onnxkit.core.limits import check_allocation
 
 
 def output_geometry(in_shape, kernel, strides, dilations, pads, auto_pad, output_padding,

@@ -17,7 +17,7 @@ from onnxkit.ops.nn._windows import compute_dtype, geometry
 from onnxkit.ops.nn.conv import check_kernel_shape
 from onnxkit.ops.linalg._precision import product_dtype
 from onnxkit.ops.registry import op
-from onnxkit.runtime.limits import check_allocation
+from onnxkit.core.limits import check_allocation
 
 
 def sample_linear(x: np.ndarray, pos: np.ndarray) -> np.ndarray:

@@ -11,7 +11,7 @@ import numpy as np
 
 from onnxkit.ops.nn._windows import geometry, pad_for_windows, reduce_windows, sliding
 from onnxkit.ops.registry import op
-from onnxkit.runtime.limits import check_allocation
+from onnxkit.core.limits import check_allocation
 
 
 def lowest(dtype):

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from onnxkit.ops.registry import op
-from onnxkit.runtime.limits import check_allocation
+from onnxkit.core.limits import check_allocation
 
 
 def _round_half_away(v: float) -> int:

@@ -14,7 +14,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from onnxkit.errors import AttributeMismatchError, InputError
-from onnxkit.runtime.limits import check_allocation
+from onnxkit.core.limits import check_allocation
 
 
 def padding(in_shape, kernel, strides, dilations, pads, auto_pad):

@@ -7,7 +7,7 @@ import numpy as np
 from onnx import TensorProto
 
 from onnxkit.errors import AttributeMismatchError, InputError
-from onnxkit.runtime.values import np_dtype
+from onnxkit.core.values import np_dtype
 
 # integer targets and their saturation ranges
 INT_RANGES = {

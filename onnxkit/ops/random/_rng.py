@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from onnxkit.runtime.values import np_dtype
+from onnxkit.core.values import np_dtype
 
 
 def generator(seed: float | None) -> np.random.Generator:

@@ -8,7 +8,7 @@ https://onnx.ai/onnx/operators/onnx__RandomUniformLike.html
 
 from onnxkit.ops.random._rng import generator, output_dtype
 from onnxkit.ops.registry import op
-from onnxkit.runtime.limits import check_allocation
+from onnxkit.core.limits import check_allocation
 
 
 @op("RandomUniform", 1, 22)

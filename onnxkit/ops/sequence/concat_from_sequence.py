@@ -9,7 +9,7 @@ import numpy as np
 
 from onnxkit.errors import InputError, describe_node
 from onnxkit.ops.registry import op
-from onnxkit.runtime.limits import check_allocation
+from onnxkit.core.limits import check_allocation
 
 
 @op("ConcatFromSequence", 11, context=True)

@@ -11,7 +11,7 @@ import numpy as np
 
 from onnxkit.errors import InputError, describe_node
 from onnxkit.ops.registry import op
-from onnxkit.runtime.limits import check_allocation
+from onnxkit.core.limits import check_allocation
 
 
 @op("SplitToSequence", 11, 24, context=True)

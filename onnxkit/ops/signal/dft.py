@@ -15,7 +15,7 @@ import numpy as np
 from onnxkit.errors import InputError, describe_node
 from onnxkit.ops.registry import op
 from onnxkit.ops.signal._complex import from_complex, to_complex
-from onnxkit.runtime.limits import check_allocation
+from onnxkit.core.limits import check_allocation
 
 
 @op("DFT", 20, context=True)

@@ -14,8 +14,8 @@ https://onnx.ai/onnx/operators/onnx__MelWeightMatrix.html
 import numpy as np
 
 from onnxkit.ops.registry import op
-from onnxkit.runtime.limits import check_allocation
-from onnxkit.runtime.values import np_dtype
+from onnxkit.core.limits import check_allocation
+from onnxkit.core.values import np_dtype
 
 
 @op("MelWeightMatrix", 17)

@@ -13,8 +13,8 @@ https://onnx.ai/onnx/operators/onnx__BlackmanWindow.html
 import numpy as np
 
 from onnxkit.ops.registry import op
-from onnxkit.runtime.limits import check_allocation
-from onnxkit.runtime.values import np_dtype
+from onnxkit.core.limits import check_allocation
+from onnxkit.core.values import np_dtype
 
 
 def _cosines(size, periodic: int, output_datatype: int):

@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from onnxkit.errors import KernelError
-from onnxkit.runtime.limits import check_allocation
+from onnxkit.core.limits import check_allocation
 
 
 def source_coords(mode: str, m: int, n: int, scale: float, roi=(0.0, 1.0)):

@@ -11,7 +11,7 @@ import numpy as np
 
 from onnxkit.errors import KernelError
 from onnxkit.ops.registry import op
-from onnxkit.runtime.limits import check_allocation
+from onnxkit.core.limits import check_allocation
 
 
 def _steps(size: int, align_corners: int) -> np.ndarray:

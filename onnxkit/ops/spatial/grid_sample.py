@@ -18,7 +18,7 @@ import numpy as np
 
 from onnxkit.errors import KernelError
 from onnxkit.ops.registry import op
-from onnxkit.runtime.limits import check_allocation
+from onnxkit.core.limits import check_allocation
 from onnxkit.ops.spatial._resample import cast_result
 
 MODES = {"bilinear": "linear", "bicubic": "cubic", "linear": "linear", "cubic": "cubic",

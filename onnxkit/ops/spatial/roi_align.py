@@ -18,7 +18,7 @@ import numpy as np
 
 from onnxkit.errors import KernelError
 from onnxkit.ops.registry import op
-from onnxkit.runtime.limits import check_allocation
+from onnxkit.core.limits import check_allocation
 
 
 def _axis_samples(start: float, length: float, pooled: int, grid: int, size: int):

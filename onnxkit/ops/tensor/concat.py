@@ -9,7 +9,7 @@ import numpy as np
 from onnxkit.errors import KernelInputError
 from onnxkit.ops.registry import op
 from onnxkit.ops.tensor._util import normalize_axis
-from onnxkit.runtime.limits import check_allocation
+from onnxkit.core.limits import check_allocation
 
 
 def _concat(inputs, axis: int) -> np.ndarray:

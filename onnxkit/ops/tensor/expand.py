@@ -7,7 +7,7 @@ import numpy as np
 from onnxkit.errors import KernelInputError
 from onnxkit.ops.registry import op
 from onnxkit.ops.tensor._util import int_list
-from onnxkit.runtime.limits import check_allocation
+from onnxkit.core.limits import check_allocation
 
 
 @op("Expand", 8, 13)

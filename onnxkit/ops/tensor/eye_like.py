@@ -6,8 +6,8 @@ import numpy as np
 
 from onnxkit.errors import KernelInputError
 from onnxkit.ops.registry import op
-from onnxkit.runtime.limits import check_allocation
-from onnxkit.runtime.values import np_dtype
+from onnxkit.core.limits import check_allocation
+from onnxkit.core.values import np_dtype
 
 
 @op("EyeLike", 9, 22)

@@ -14,7 +14,7 @@ import numpy as np
 from onnxkit.errors import KernelIndexError, KernelInputError
 from onnxkit.ops.registry import op
 from onnxkit.ops.tensor._util import normalize_axis
-from onnxkit.runtime.limits import check_allocation
+from onnxkit.core.limits import check_allocation
 
 
 def checked_indices(indices: np.ndarray, dim: int) -> np.ndarray:

@@ -14,7 +14,7 @@ import numpy as np
 
 from onnxkit.errors import KernelIndexError, KernelInputError
 from onnxkit.ops.registry import op
-from onnxkit.runtime.limits import check_allocation
+from onnxkit.core.limits import check_allocation
 
 
 @op("GatherND", 11, 12, 13)

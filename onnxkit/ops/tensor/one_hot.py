@@ -13,7 +13,7 @@ import numpy as np
 from onnxkit.errors import KernelInputError
 from onnxkit.ops.registry import op
 from onnxkit.ops.tensor._util import normalize_axis
-from onnxkit.runtime.limits import check_allocation
+from onnxkit.core.limits import check_allocation
 
 
 def one_hot_impl(indices, depth, values, axis: int, wrap_negative: bool) -> np.ndarray:

@@ -16,7 +16,7 @@ import numpy as np
 from onnxkit.errors import AttributeValueError, KernelInputError
 from onnxkit.ops.registry import op
 from onnxkit.ops.tensor._util import int_list, normalize_axes
-from onnxkit.runtime.limits import check_allocation
+from onnxkit.core.limits import check_allocation
 
 
 def pad_tensor(data: np.ndarray, pads: list[int], mode: str, value, axes=None,

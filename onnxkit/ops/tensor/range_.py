@@ -12,8 +12,8 @@ import numpy as np
 
 from onnxkit.errors import KernelInputError
 from onnxkit.ops.registry import op
-from onnxkit.runtime.limits import check_allocation
-from onnxkit.runtime.values import np_dtype
+from onnxkit.core.limits import check_allocation
+from onnxkit.core.values import np_dtype
 
 LOW_PRECISION = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 

@@ -9,7 +9,7 @@ import numpy as np
 from onnxkit.errors import KernelInputError
 from onnxkit.ops.registry import op
 from onnxkit.ops.tensor._util import int_list, normalize_axis, scalar_int
-from onnxkit.runtime.limits import check_allocation
+from onnxkit.core.limits import check_allocation
 
 
 def tile_by(data: np.ndarray, repeats: list[int]) -> np.ndarray:

@@ -19,7 +19,7 @@ import numpy as np
 
 from onnxkit.errors import AttributeMismatchError, InputError, describe_node
 from onnxkit.ops.registry import op
-from onnxkit.runtime.limits import check_allocation
+from onnxkit.core.limits import check_allocation
 
 
 @op("TfIdfVectorizer", 9, context=True)
