@@ -152,7 +152,7 @@ def child(spec: dict) -> dict:
     if runtime.startswith("cpu-"):
         from onnxkit.kernels.cpu._blas import CHOICES, LIBRARY
         from onnxkit.kernels.cpu._threads import blas_info
-        from onnxkit.kernels.cpu._tuning import TUNING_LOG, tuning
+        from onnxkit.kernels.cpu._tuning import TUNING_LOG, asked as tuning  # env, as sessions
 
         import numba
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from onnxkit.kernels.cpu import _banded, _blas, _pointwise, conv
+import onnxkit
+from onnxkit.kernels.cpu import _banded, _blas, _conv_routes, _pointwise, conv
 from onnxkit.kernels.cpu._math import activation_code
 from onnxkit.kernels.cpu._threads import threads
 
@@ -60,12 +61,12 @@ CASES = [  # X shape, W shape, pads (t, l, b, r), strides, dilations, activation
 def test_banded_conv_matches_a_direct_convolution(monkeypatch, case, dtype, rows, lib):
     xs, ws, pads, strides, dilations, act, has_z = case
     monkeypatch.setattr(_banded, "MIN_COLUMNS", 0)  # small test layers take the band path
-    monkeypatch.setattr(conv, "with_library", lambda key, run: run(lib))  # each BLAS
+    monkeypatch.setattr(_conv_routes, "with_library", lambda key, run: run(lib))  # each BLAS
     if rows is not None:
-        monkeypatch.setattr(conv, "band_rows", lambda *args: rows)
+        monkeypatch.setattr(_conv_routes, "band_rows", lambda *args: rows)
     calls = []
-    real = conv._by_bands
-    monkeypatch.setattr(conv, "_by_bands", lambda *a: calls.append(1) or real(*a))
+    real = _conv_routes._by_bands
+    monkeypatch.setattr(_conv_routes, "_by_bands", lambda *a: calls.append(1) or real(*a))
     X = RNG.standard_normal(xs).astype(dtype)
     W = RNG.standard_normal(ws).astype(dtype)
     B = RNG.standard_normal(ws[0]).astype(dtype)
@@ -133,23 +134,34 @@ def test_pointwise_bands_match_a_direct_convolution(monkeypatch, case, dtype, li
     np.testing.assert_allclose(Y, want, **tol)
 
 
-def test_a_pointwise_layer_is_timed_against_the_whole_image_product(monkeypatch):
-    """With tuning on, an eligible pointwise layer runs both ways on its first call, and
-    the answer is the same whichever won."""
-    from onnxkit.kernels.cpu import _tuning
+def test_a_pointwise_layer_is_timed_against_the_whole_image_product():
+    """With tuning on, an eligible pointwise layer runs both ways on its first run; the
+    profiler names the one kept, and the answer is the same whichever won."""
+    from onnx import TensorProto, helper, numpy_helper
 
-    monkeypatch.setenv("ONNXKIT_CPU_TUNE", "1")
-    _tuning.forget()
+    from onnxkit.runtime.profile import Profiler
+
     X = RNG.standard_normal((1, 16, 64, 64)).astype(np.float32)
     W = RNG.standard_normal((24, 16, 1, 1)).astype(np.float32)
     B = RNG.standard_normal(24).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w", "b"], ["c"]), helper.make_node("Relu", ["c"], ["y"])],
+        "pw", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 64, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(W, "w"), numpy_helper.from_array(B, "b")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    sess = onnxkit.Session(model, executor="cpu", level=2, tune=True)  # -> FusedConv + Relu
     want = np.maximum(direct_conv(X, W, B, None, (0, 0, 0, 0), (1, 1), (1, 1)), 0)
+    prof = Profiler(sess)
     for _ in range(2):
-        Y = conv.fused_conv(X, W, B, activation="Relu")
+        (Y,) = sess.run(None, {"x": X}, trace=prof)
         np.testing.assert_allclose(Y, want, rtol=1e-5, atol=1e-5)
-    (key, winner, best), = [e for e in _tuning.TUNING_LOG if e[0][0] == "conv 1x1"]
+    (row,) = prof.rows(by="node")
+    assert row["kernel"].rsplit("[", 1)[1] in ("bands]", "im2col]")
+    timed = [e for e in sess.executor.tuning.log if e[0][0] == "conv 1x1"]
+    (key, winner, best), = timed
     assert set(best) == {"bands", "im2col"} and winner == min(best, key=best.get)
-    _tuning.forget()
+    assert sess.plan.steps[0].algorithm == winner
 
 
 def test_which_pointwise_layers_may_run_by_bands():

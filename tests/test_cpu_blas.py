@@ -102,39 +102,42 @@ def test_each_library_computes_batches(lib, dtype):
     np.testing.assert_allclose(out, u @ v, **_tol(dtype))
 
 
-def test_the_library_is_timed_once_per_product_shape(monkeypatch):
+def test_the_library_is_timed_once_per_product_shape():
     """With oneMKL and OpenBLAS both loaded and tuning on, the first product of a shape
-    times each library (three runs each) and later ones run the winner only; with tuning
-    off the first of ``CHOICES`` runs."""
+    times each library (three runs each) and the session's later ones run the winner
+    only; with tuning off the first of ``CHOICES`` runs."""
     from onnxkit.kernels.cpu import _tuning
 
-    _tuning.forget()
     calls = []
-    monkeypatch.setenv("ONNXKIT_CPU_TUNE", "0")
-    _blas.with_library(("test", 1), calls.append)
+    session = _tuning.Tuning()
+    with _tuning.tuning_of_run(False, session):
+        _blas.with_library(("test", 1), calls.append)
     assert calls == [0]
-    monkeypatch.setenv("ONNXKIT_CPU_TUNE", "1")
     calls.clear()
-    _blas.with_library(("test", 2), calls.append)
-    if len(_blas.CHOICES) == 1:
-        assert calls == [0]
-        return
-    (key, winner, times), = [e for e in _tuning.TUNING_LOG if e[0] == ("test", 2)]
-    assert set(times) == set(_blas.CHOICES) and winner == min(times, key=times.get)
-    # three timed runs each; the winner runs last (again, unless its run was the last timed
-    # one), so an in-place output is the winner's
-    chosen = _blas.CHOICES.index(winner)
-    assert sorted(calls[:6]) == [0, 0, 0, 1, 1, 1]
-    assert calls[-1] == chosen and len(calls) == (6 if calls[5] == chosen else 7)
+    with _tuning.tuning_of_run(True, session):
+        _blas.with_library(("test", 2), calls.append)
+        if len(_blas.CHOICES) == 1:
+            assert calls == [0]
+            return
+        (key, winner, times), = [e for e in session.log if e[0] == ("test", 2)]
+        assert set(times) == set(_blas.CHOICES) and winner == min(times, key=times.get)
+        # three timed runs each; the winner runs last (again, unless its run was the last
+        # timed one), so an in-place output is the winner's
+        chosen = _blas.CHOICES.index(winner)
+        assert sorted(calls[:6]) == [0, 0, 0, 1, 1, 1]
+        assert calls[-1] == chosen and len(calls) == (6 if calls[5] == chosen else 7)
+        calls.clear()
+        _blas.with_library(("test", 2), calls.append)
+        assert calls == [_blas.CHOICES.index(winner)]
+        a, b = f32(70, 300), f32(300, 90)  # a real product through the timed path
+        out = np.full((70, 90), np.nan, np.float32)
+        _blas.matmul(a, b, out)
+        np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-4)
+    assert any(e[0][0] == "gemm" for e in session.log)
     calls.clear()
-    _blas.with_library(("test", 2), calls.append)
-    assert calls == [_blas.CHOICES.index(winner)]
-    a, b = f32(70, 300), f32(300, 90)  # a real product through the timed path
-    out = np.full((70, 90), np.nan, np.float32)
-    _blas.matmul(a, b, out)
-    np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-4)
-    assert any(e[0][0] == "gemm" for e in _tuning.TUNING_LOG)
-    _tuning.forget()
+    with _tuning.tuning_of_run(True):  # another session: its own choices, timed again
+        _blas.with_library(("test", 2), calls.append)
+    assert len(calls) >= 6
 
 
 def test_the_split_direction():

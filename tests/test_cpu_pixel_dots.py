@@ -1,10 +1,10 @@
 """Conv of few output pixels by dot products (``onnxkit.kernels.cpu._pixel_dots``).
 
-The path serves layers of at most ``PIXELS`` output pixels when tuning is off (the test
-suites) and is timed against im2col + BLAS up to 64. Each case below runs the ``cpu``
-Conv / FusedConv kernel, checks that the path was taken, and compares with the
-reference kernel (numpy, its own padding and products); the last compares a whole
-session with onnxruntime.
+The path serves layers of at most ``PIXELS`` output pixels by the static rule and is
+timed against im2col + BLAS up to 64 when tuning is on. Each case below runs the ``cpu``
+Conv / FusedConv kernel, checks that the path was taken (the algorithm the executor
+reports for the profiler, ``conv.ran``), and compares with the reference kernel (numpy,
+its own padding and products); the last compares a whole session with onnxruntime.
 """
 
 from __future__ import annotations
@@ -37,21 +37,6 @@ CASES = [
 ]
 
 
-@pytest.fixture
-def counted(monkeypatch):
-    """The number of calls of the dot-product kernel (one per image)."""
-    calls = []
-    kernel = cpu_conv.pixel_dots_conv
-
-    def counting(*args):
-        calls.append(args[0].shape)
-        return kernel(*args)
-
-    monkeypatch.setattr(cpu_conv, "pixel_dots_conv", counting)
-    monkeypatch.setenv("ONNXKIT_CPU_TUNE", "0")  # the static rule: at most PIXELS pixels
-    return calls
-
-
 def _inputs(x_shape, w_shape, m, dtype):
     X = RNG.standard_normal(x_shape).astype(dtype)
     W = RNG.standard_normal(w_shape).astype(dtype)
@@ -61,12 +46,12 @@ def _inputs(x_shape, w_shape, m, dtype):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("x_shape, w_shape, attrs", CASES)
-def test_conv_matches_reference(counted, x_shape, w_shape, attrs, dtype):
+def test_conv_matches_reference(x_shape, w_shape, attrs, dtype):
     X, W, B = _inputs(x_shape, w_shape, w_shape[0], dtype)
     Y = cpu_conv.conv(X, W, B, **attrs)
     expected = reference_fused_conv(X, W, B, None, **attrs)
     assert Y.shape[2] * Y.shape[3] <= PIXELS
-    assert len(counted) == x_shape[0]
+    assert cpu_conv.ran() == "dots"
     tol = 1e-5 if dtype == np.float32 else 1e-12
     np.testing.assert_allclose(Y, expected, rtol=tol, atol=tol * np.abs(expected).max())
 
@@ -74,22 +59,22 @@ def test_conv_matches_reference(counted, x_shape, w_shape, attrs, dtype):
 @pytest.mark.parametrize("activation, params", [("Relu", None), ("LeakyRelu", [0.2]),
                                                 ("Clip", [-0.5, 0.5]), ("HardSwish", None),
                                                 ("Sigmoid", None)])
-def test_fused_residual_and_activation(counted, activation, params):
+def test_fused_residual_and_activation(activation, params):
     X, W, B = _inputs((2, 12, 4, 4), (10, 12, 3, 3), 10, np.float32)
     Z = RNG.standard_normal((2, 10, 2, 2)).astype(np.float32)
     attrs = dict(strides=[2, 2], pads=[1, 1, 1, 1], activation=activation,
                  activation_params=params)
     Y = cpu_conv.fused_conv(X, W, B, Z, **attrs)
+    assert cpu_conv.ran() == "dots"
     expected = reference_fused_conv(X, W, B, Z, **attrs)
-    assert len(counted) == 2
     np.testing.assert_allclose(Y, expected, rtol=1e-5, atol=1e-5)
 
 
-def test_no_bias_and_nan(counted):
+def test_no_bias_and_nan():
     X, W, _ = _inputs((1, 6, 3, 3), (4, 6, 3, 3), 4, np.float32)
     X[0, 2, 1, 1] = np.nan  # the centre pixel: in every patch of the 3x3 output
     Y = cpu_conv.conv(X, W, None, pads=[1, 1, 1, 1])
-    assert len(counted) == 1
+    assert cpu_conv.ran() == "dots"
     assert np.isnan(Y).all()
     X[0, 2, 1, 1] = 0
     np.testing.assert_allclose(cpu_conv.conv(X, W, None, pads=[1, 1, 1, 1]),
@@ -109,10 +94,10 @@ def test_patches_by_hand():
     np.testing.assert_array_equal(p[3], bottom_right)
 
 
-def test_larger_planes_keep_im2col(counted):
+def test_larger_planes_keep_im2col():
     X, W, B = _inputs((1, 4, 9, 9), (6, 4, 3, 3), 6, np.float32)
     cpu_conv.conv(X, W, B, pads=[1, 1, 1, 1])  # 81 output pixels
-    assert counted == []
+    assert cpu_conv.ran() == "im2col"
 
 
 def _squeeze_tail() -> bytes:
@@ -148,12 +133,17 @@ def _squeeze_tail() -> bytes:
 
 
 @pytest.mark.parametrize("level", [0, 3])
-def test_session_matches_onnxruntime(counted, level):
+def test_session_matches_onnxruntime(level):
+    from onnxkit.runtime.profile import Profiler
+
     ort = pytest.importorskip("onnxruntime")
     model = _squeeze_tail()
     x = RNG.standard_normal((1, 96, 3, 3)).astype(np.float32)
-    (y,) = onnxkit.Session(model, executor="cpu", level=level).run(None, {"x": x})
+    sess = onnxkit.Session(model, executor="cpu", level=level)
+    prof = Profiler(sess)
+    (y,) = sess.run(None, {"x": x}, trace=prof)
     (expected,) = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(
         None, {"x": x})
-    assert len(counted) == 4  # every Conv of the model
+    convs = [r["kernel"] for r in prof.rows(by="node") if "Conv" in r["op_type"]]
+    assert len(convs) == 4 and all(k.endswith("[dots]") for k in convs)  # every Conv
     np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-5)

@@ -68,19 +68,15 @@ def test_models_run_in_threads_give_what_they_give_alone(level):
 def test_timed_choices_made_in_threads_serve_every_run_alike(monkeypatch):
     """With the timed choice (``ONNXKIT_CPU_TUNE=1``), sessions whose layers have the same
     shapes time them at once, from their first runs in threads: each session's runs then,
-    and its runs alone afterwards, are bit-equal (one choice per layer shape, the output
-    of the one kept; numpy's BLAS on one thread until the last run ends)."""
-    from onnxkit.kernels.cpu import _tuning
-
+    and its runs alone afterwards, are bit-equal (each session keeps its own choices, the
+    output of the one kept; numpy's BLAS on one thread until the last run ends)."""
     monkeypatch.setenv("ONNXKIT_CPU_TUNE", "1")
     for _ in range(2):
-        _tuning.forget()
         sessions = _sessions(3)
         together = _in_threads(sessions)
         alone = _alone(sessions)
         differ = _differ(together, alone) + _differ(alone, alone)
         assert not differ, f"{len(differ)} of {2 * len(CASES) * REPEATS} differ: {differ[:5]}"
-    _tuning.forget()
 
 
 def _two_node_model():

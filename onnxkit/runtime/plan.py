@@ -7,12 +7,14 @@
         4. per node: kernel for (domain, op_type, since_version) from the executor's
            registries, or a model-local function; attributes converted and checked;
            subgraphs (If / Loop / Scan bodies) compiled recursively, seeing outer names
-        5. liveness: after each step, the values no later step needs are dropped
+        5. per node whose kernel has a ``prepare`` hook (the cpu kernels): the kernel
+           prepared once for this node (``prepare_kernel``), kept on its step
+        6. liveness: after each step, the values no later step needs are dropped
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -45,6 +47,13 @@ class Step:
     def __post_init__(self):
         self.wanted = max((i + 1 for i, name in enumerate(self.outputs) if name), default=0)
         self.plain = not self.kernel.context
+
+    @property
+    def algorithm(self) -> str | None:
+        """The algorithm the node's prepared kernel runs (a cpu Conv's, ``_conv_rules``):
+        decided when the plan was built where the model declares the input's shape, else
+        on its first run; None for other kernels."""
+        return getattr(self.kernel.fn, "algorithm", None)
 
 
 @dataclass
@@ -115,9 +124,15 @@ def compile_graph(graph: GraphProto, opsets: dict[str, int], ctx: PlanContext,
     nodes = topological_order(graph, set(local), set(outer_names), path)
     visible = frozenset(outer_names | local | {o for n in nodes for o in n.output if o})
 
+    fed = {i.name for i in graph.input}  # an initializer listed as an input: a default only
+    constants = {name: value for name, value in initializers.items() if name not in fed}
+    declared = None
     steps, uses = [], []
     for node in nodes:
         step, free = compile_node(node, opsets, ctx, visible, path, depth, caller_attrs)
+        if hasattr(step.kernel.fn, "prepare"):
+            declared = declared if declared is not None else declared_shapes(graph)
+            prepare_kernel(step, constants, declared)
         steps.append(step)
         used = {i for i in node.input if i} | free
         if step.kernel.reads_graph:  # e.g. Gradient: everything defined so far stays alive
@@ -167,6 +182,42 @@ def compile_node(node: NodeProto, opsets, ctx: PlanContext, visible: frozenset, 
             f"{kernel.qualified_name} takes at most {kernel.max_inputs}"
         )
     return Step(node, kernel, opset, tuple(node.input), tuple(node.output), attrs), subgraph_free
+
+
+def prepare_kernel(step: Step, constants: dict, declared: dict) -> None:
+    """Give ``step`` the kernel its ``prepare`` hook makes for this node, if it makes one.
+
+    ``kernel.fn.prepare(node, attrs, constants, shapes)``: ``constants`` maps the index of
+    each input that is an initializer of the graph to its array, ``shapes`` the index of
+    each input whose shape the model declares in full to (shape, numpy dtype). The
+    callable it returns is called as the kernel is (inputs, then the attributes); it
+    keeps whatever it works out (algorithm, transformed weights) for this node alone.
+    """
+    named = [(i, name) for i, name in enumerate(step.inputs) if name]
+    fn = step.kernel.fn.prepare(step.node, step.attrs,
+                                {i: constants[n] for i, n in named if n in constants},
+                                {i: declared[n] for i, n in named if n in declared})
+    if fn is not None:
+        step.kernel = replace(step.kernel, fn=fn)
+
+
+def declared_shapes(graph: GraphProto) -> dict:
+    """name -> (shape, numpy dtype) of the graph's values whose type the model states
+    in full (a promise the run checks: a prepared kernel meeting another shape decides
+    again)."""
+    shapes = {}
+    for vi in list(graph.input) + list(graph.value_info) + list(graph.output):
+        tt = vi.type.tensor_type if vi.type.HasField("tensor_type") else None
+        if tt is None or not tt.HasField("shape"):
+            continue
+        dims = tuple(d.dim_value for d in tt.shape.dim)
+        if any(not d.HasField("dim_value") for d in tt.shape.dim):
+            continue
+        try:
+            shapes[vi.name] = (dims, np.dtype(np_dtype(tt.elem_type)))
+        except (KeyError, ValueError, TypeError):
+            continue
+    return shapes
 
 
 def resolve_kernel(node: NodeProto, domain: str, opset: int, executor) -> Kernel:

@@ -24,12 +24,18 @@ so the two executors always give the same answers.
 | reshape_slice   | Reshape, Slice (constant index inputs worked out once)           |
 | resize          | Resize (nearest / linear, 2-D)                                   |
 
+A kernel may carry a ``prepare`` hook (Conv, FusedConv, Reshape, Slice, the tree
+ensembles): when the plan is built, ``kernel.prepare(node, attrs, constants, shapes)``
+gives the node its own callable, which keeps what it works out (the algorithm, weights
+transformed from initializers, index answers) on the plan's step
+(``onnxkit.runtime.plan.prepare_kernel``). Nothing is kept in process-global memos.
+
 The kernels share the cuda kernels' contract: a registered kernel has the name and the
 signature of the operator's reference and cuda kernels, and the Numba kernel of an
 operator the cuda executor also has takes its inputs, then the window geometry (kernel,
 strides, dilations, pads, output size), then parameters, and its outputs last. (``im2col``
-has no cuda counterpart, the implicit GEMM builds no columns, and keeps ``cols`` third:
-moved last, its code measured 2-3% slower.) Index math comes from
+has no cuda counterpart, the implicit GEMM builds no columns, and keeps ``cols`` third,
+where its code ran faster.) Index math comes from
 ``onnxkit.kernels.indexing`` (``for_cpu``), the helpers the cuda kernels compile with
 ``for_cuda``.
 

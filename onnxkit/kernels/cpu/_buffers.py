@@ -21,7 +21,6 @@ import bisect
 import math
 import sys
 import threading
-import weakref
 from contextvars import ContextVar
 
 import numpy as np
@@ -181,62 +180,3 @@ def read_only(a: np.ndarray) -> np.ndarray:
 def zeros_read_only(n: int, dtype) -> np.ndarray:
     """A missing bias: ``n`` zeros, read-only (``read_only``)."""
     return read_only(np.zeros(n, dtype))
-
-
-# --- constant operands, laid out once --------------------------------------------------
-
-_LAID_OUT: dict[tuple[int, str], np.ndarray] = {}
-_IN_USE: set[tuple[int, str]] = set()  # (id, tag) some layer's timing chose
-
-
-def as_constant(a: np.ndarray) -> np.ndarray:
-    """A copy of ``a`` over immutable bytes, as a session's initializers are (warm-up, tests)."""
-    return np.frombuffer(a.tobytes(), a.dtype).reshape(a.shape)
-
-
-def is_constant(x: np.ndarray) -> bool:
-    """True for arrays over immutable memory (initializers read from the model's bytes)."""
-    base = x
-    while isinstance(base, np.ndarray):
-        if base.flags.writeable:
-            return False
-        base = base.base
-    return isinstance(base, bytes)
-
-
-def laid_out(x: np.ndarray, tag: str, build):
-    """``build(x)``, computed once per constant ``x`` and ``tag`` (read-only), else each call.
-
-    Constants are the initializers a session reads from the model's bytes: their memory
-    cannot change, so what is derived from them (Winograd-transformed weights) is kept
-    until ``x`` itself is freed.
-    """
-    if not is_constant(x):
-        return build(x)
-    key = (id(x), tag)
-    laid = _LAID_OUT.get(key)
-    if laid is None:
-        laid = build(x)
-        laid.flags.writeable = False
-        _LAID_OUT[key] = laid
-        weakref.finalize(x, _LAID_OUT.pop, key, None)
-    return laid
-
-
-def keep_laid_out(x: np.ndarray, tag: str) -> None:
-    """Mark ``laid_out(x, tag, ...)`` as in use (by a layer whose timing chose it):
-    ``forget_laid_out`` leaves it, when another layer sharing the weights chose otherwise."""
-    key = (id(x), tag)
-    if key not in _IN_USE and is_constant(x):
-        _IN_USE.add(key)
-        weakref.finalize(x, _IN_USE.discard, key)
-
-
-def forget_laid_out(x: np.ndarray, tag: str) -> None:
-    """Drop what ``laid_out(x, tag, ...)`` kept (e.g. the weights of an algorithm that
-    lost its timing), unless a layer uses it (``keep_laid_out``); the next ``laid_out``
-    call builds it again."""
-    key = (id(x), tag)
-    if key not in _IN_USE:
-        _LAID_OUT.pop(key, None)
-

@@ -4,14 +4,15 @@ A layer may run each algorithm whose "may run" test it passes. By default the fi
 whose "the rule picks it" test it passes too runs it: the same choice on every machine
 and in every process, so the same model gives the same bits. With ``tune=True``
 (``Session(..., tune=True)`` or ``ONNXKIT_CPU_TUNE=1``) every algorithm the layer may
-run is timed on its first call and the fastest serves it (``_tuning.pick``).
+run is timed on its first call and the fastest serves it (``_tuning.timed``). The choice
+is made per node and input shape, and kept on the plan's step (``conv.PreparedConv``).
 
 | algorithm | may run                                              | the rule picks it          |
 |-----------|------------------------------------------------------|----------------------------|
 | depthwise | one input channel per filter, group = channels       | always (it alone may run)  |
 | dots      | at most 64 output pixels per image                   | at most 16                 |
 | winograd4 | 3x3, stride and dilation 1, one group, float32, 16+  | 49+ tiles of 4x4 per image |
-|           | channels each side, constant W, U at most 16 MiB     | (28x28 output planes, up)  |
+|           | channels each side, W an initializer, U <= 16 MiB    | (28x28 output planes, up)  |
 | winograd  | the same, U at most 8 MiB                            | 36+ tiles of 2x2 per image,|
 |           |                                                      | or U at most 1 MiB         |
 | bands     | 1x1, stride 1, unpadded, one group, M*C <= 65536,    | never: when timed only     |
@@ -44,18 +45,21 @@ class Facts:
     out: tuple  # the output plane (OH, OW)
     fused: bool  # the activation is one the kernels apply in their loops
     pointwise: bool  # 1x1, stride 1, unpadded, one group: the input is its own columns
+    constant: bool = False  # W is an initializer of the plan (its transforms are kept)
 
     @property
     def pixels(self) -> int:
         return self.out[0] * self.out[1]
 
 
-def facts(X, W, group: int, g, code) -> Facts:
+def facts(X, W, group: int, g, code, constant: bool = False) -> Facts:
     """The facts of a layer of geometry ``g`` (``_geometry.layer_geometry``) whose
-    activation has the kernels' ``code`` (None: left to the reference)."""
+    activation has the kernels' ``code`` (None: left to the reference); ``constant``:
+    W is an initializer, which the plan knows."""
     return Facts(X, W, group, tuple(g.strides), tuple(g.dilations), tuple(g.out),
                  code is not None,
-                 code is not None and group == 1 and is_pointwise(W, g, X.shape[2:]))
+                 code is not None and group == 1 and is_pointwise(W, g, X.shape[2:]),
+                 constant)
 
 
 def _depthwise(f: Facts) -> bool:
@@ -63,11 +67,13 @@ def _depthwise(f: Facts) -> bool:
 
 
 def _winograd4_may(f: Facts) -> bool:
-    return f.fused and _winograd4.eligible(f.X, f.W, f.group, f.strides, f.dilations)
+    return (f.fused and f.constant
+            and _winograd4.eligible(f.X, f.W, f.group, f.strides, f.dilations))
 
 
 def _winograd_may(f: Facts) -> bool:
-    return f.fused and _winograd.eligible(f.X, f.W, f.group, f.strides, f.dilations)
+    return (f.fused and f.constant
+            and _winograd.eligible(f.X, f.W, f.group, f.strides, f.dilations))
 
 
 def _bands_may(f: Facts) -> bool:

@@ -26,6 +26,7 @@ class CpuExecutor(Executor):
         super().__init__(registries)
         self.pool = _buffers.BufferPool()
         self.tune = None  # time the algorithms (True), or not; None: ONNXKIT_CPU_TUNE
+        self.tuning = _tuning.Tuning()  # this session's timed choices and their log
         self._modules = (_buffers, blas_threads, _tuning)
         self._conv = conv
 
@@ -50,7 +51,8 @@ class _CpuRun:
     def __enter__(self):
         buffers, blas, tuning = self.executor._modules
         self.tokens = (buffers.using_pool(self.executor.pool),
-                       tuning.begin_run(self.executor.tune), blas.one_thread())
+                       tuning.begin_run(self.executor.tune, self.executor.tuning),
+                       blas.one_thread())
         self.executor._conv.ran()  # (forgets an earlier run's last Conv: ``trace_extra``)
 
     def __exit__(self, *exc) -> bool:

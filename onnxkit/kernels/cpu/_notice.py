@@ -25,13 +25,19 @@ _INSTALLED: list = []
 
 
 def _operator(kernels) -> str | None:
-    """The operator of the innermost registered cpu kernel on this thread's stack."""
+    """The operator of the innermost registered cpu kernel on this thread's stack, or of
+    a kernel prepared for a plan's step (a call of an object of this package with an
+    ``op_type``)."""
     codes = {k.fn.__code__: k.op_type for k in kernels if hasattr(k.fn, "__code__")}
     frame = sys._getframe(1)
     while frame is not None:
         op_type = codes.get(frame.f_code)
         if op_type is not None:
             return op_type
+        if frame.f_code.co_name == "__call__":
+            owner = frame.f_locals.get("self")
+            if type(owner).__module__.startswith(PACKAGE) and hasattr(owner, "op_type"):
+                return owner.op_type
         frame = frame.f_back
     return None
 

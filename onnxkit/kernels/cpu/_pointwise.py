@@ -4,17 +4,16 @@ own im2col.
     Y[n] (M, H*W) = act(W (M, C) @ X[n] (C, H*W) + bias + Z[n])
 
 Two routes (``conv._route``; both when the layer is ``_banded.pointwise_eligible``,
-timed per layer shape by ``conv._choose``):
+timed per node and input shape by ``conv._choose`` when tuning is on):
 
     run_product  one product per image (``_blas.matmul``, on the Numba threads), then the
                  epilogue over its rows (``_epilogue.finish_rows``)
     run_bands    bands of columns, each band's product and epilogue in its thread's
                  cache (``_banded.pointwise_bands``): small weights, 2048+ pixels
 
-``run_product`` is what the generic path (``conv._gemm_conv``) does for such a layer,
-without its per-call work: the tests of which path applies, the im2col and subsampling
-checks, a new dict of candidates for ``pick``, the activation looked up by name. On
-MobileNetV2's 34 pointwise layers that was ~8 us a call.
+``run_product`` is what the generic path (``_conv_routes._gemm_conv``) does for such a
+layer, without its per-call work: the tests of which path applies, the im2col and
+subsampling checks, the activation looked up by name.
 https://onnx.ai/onnx/operators/onnx__Conv.html
 """
 

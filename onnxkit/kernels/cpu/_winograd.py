@@ -14,7 +14,7 @@ with g the 3x3 filter and d the 4x4 input tile the block reads (tiles overlap by
 Summed over the input channels, the 16 elementwise products become 16 matrix products,
 one per position xi = 4*k + l of the 4x4 tile:
 
-    U[xi] = (G g G^T)[xi]   for every (m, c)    (M, C)   once per weight (``laid_out``)
+    U[xi] = (G g G^T)[xi]   for every (m, c)    (M, C)   once per weight, on the plan
     V[xi] = (B^T d B)[xi]   for every (c, tile) (C, T)   ``input_transform`` (Numba)
     P[xi] = U[xi] @ V[xi]                       (M, T)   16 BLAS products
     Y     = A^T P A for every (m, tile), then bias, Z and the activation
@@ -23,7 +23,7 @@ one per position xi = 4*k + l of the 4x4 tile:
 T = N * ceil(OH/2) * ceil(OW/2) tiles. The products do 16 * M * C * T multiply-adds where
 im2col + GEMM does 9 * M * C * OH * OW: 2.25x fewer when OH and OW are even. The price is
 memory traffic (V is 4x the input, P 4x the output) and 16/9 as many weight values, so
-``conv.py`` takes this path only where measurement showed it faster (see ``applies``).
+``conv.py`` takes this path where the static rule says so (``applies``, ``_conv_rules``).
 Tile (th, tw) of image n is column ``n * TH * TW + th * TW + tw``; its tap (k, l) reads
 input position ``conv_input_coord(2*th, k, 1, pad_top, 1)`` (row) and likewise for columns.
 https://arxiv.org/abs/1509.09308
@@ -35,7 +35,7 @@ import numpy as np
 from numba import njit, prange
 
 from onnxkit.kernels.cpu._blas import matmul
-from onnxkit.kernels.cpu._buffers import empty, is_constant, laid_out, read_only
+from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._im2col import column_phase_ranges, split_columns
 from onnxkit.kernels.cpu._math import FASTMATH, finish
 from onnxkit.kernels.cpu._threads import split
@@ -48,13 +48,13 @@ MIN_CHANNELS = 16  # below this (either side) the products are too thin to gain
 MAX_WEIGHT_BYTES = 8 << 20  # U above this: the products are bound by reading U
 MIN_TILES = 36  # per image (output planes from 11x11) ...
 SMALL_WEIGHT_BYTES = 1 << 20  # ... unless U is this small (DenseNet's 128 -> 32 layers)
-TAG = "winograd F(2x2,3x3)"  # of U in ``laid_out``
 
 
 def eligible(X, W, group, strides, dilations) -> bool:
     """Whether the Winograd path can run: float32 2-D 3x3, stride and dilation 1, one
-    group, a constant weight (U is computed once), 16+ channels each side and U at most
-    ``MAX_WEIGHT_BYTES`` (beyond that it lost everywhere it was timed)."""
+    group, 16+ channels each side and U at most ``MAX_WEIGHT_BYTES`` (beyond that it
+    lost everywhere it was timed). W must also be a constant, U being computed once
+    when the plan is built: the caller knows (``_conv_rules``)."""
     return eligible_for(X, W, group, strides, dilations, G, MAX_WEIGHT_BYTES)
 
 
@@ -63,7 +63,7 @@ def eligible_for(X, W, group, strides, dilations, g_matrix, max_weight_bytes) ->
     ((m + 2) x 3): U holds (m + 2)^2 values per filter."""
     if X.dtype != np.float32 or X.ndim != 4 or W.shape[2:] != (3, 3) or group != 1:
         return False
-    if tuple(strides) != (1, 1) or tuple(dilations) != (1, 1) or not is_constant(W):
+    if tuple(strides) != (1, 1) or tuple(dilations) != (1, 1):
         return False
     m, c = W.shape[:2]
     u_bytes = g_matrix.shape[0] ** 2 * m * c * X.dtype.itemsize
@@ -264,31 +264,32 @@ def _output_channels(p, t0, th_n, tw_n, bias, z, has_z, code, p0, p1, y, lo, hi)
 _NO_Z = np.zeros((1, 1, 1), np.float32)
 
 
-def winograd_conv(X, W, bias, Z4, code, begin, out_shape):
-    """Y = act(Conv(X, W) + bias + Z4) for a 3x3 stride-1 layer (``applies``), Y new.
+def winograd_conv(X, U, bias, Z4, code, begin, out_shape):
+    """Y = act(Conv(X, W) + bias + Z4) for a 3x3 stride-1 layer (``applies``), Y new;
+    ``U = weight_transform(W)``.
 
     ``begin`` = (pad_top, pad_left); ``code`` = (activation code, p0, p1) of ``_math``.
     """
-    return run_winograd(X, W, bias, Z4, code, begin, out_shape, 2, TAG,
-                        (weight_transform, input_transform, output_transform))
+    return run_winograd(X, U, bias, Z4, code, begin, out_shape, 2,
+                        (input_transform, output_transform))
 
 
-def run_winograd(X, W, bias, Z4, code, begin, out_shape, block, tag, transforms):
-    """The host side of F(block x block, 3x3), here and in ``_winograd4`` (block 4):
-    U once per weight, V per image, the (block + 2)^2 products, the output transform.
+def run_winograd(X, u, bias, Z4, code, begin, out_shape, block, transforms):
+    """The host side of F(block x block, 3x3), here and in ``_winograd4`` (block 4): V
+    per image, the (block + 2)^2 products with ``u`` (the transformed weights, computed
+    once when the plan is built), the output transform.
 
-    ``transforms`` = (weight_transform, input_transform, output_transform) of the module.
+    ``transforms`` = (input_transform, output_transform) of the module.
     """
-    weights, inputs, outputs = transforms
+    inputs, outputs = transforms
     n, c = X.shape[:2]
-    m = W.shape[0]
+    m = u.shape[1]
     oh, ow = out_shape[2:]
     th_n, tw_n = -(-oh // block), -(-ow // block)
     span = th_n * (tw_n + 1)  # tiles per image, the spare column included
     positions = (block + 2) ** 2
     dtype = X.dtype
     X = read_only(X)  # what the kernels only read, read-only: one signature (``read_only``)
-    u = laid_out(W, tag, weights)
     v = empty((positions, c, n * span), dtype)
     for i in range(n):
         inputs(X[i], begin[0], begin[1], th_n, tw_n, v, i * span)

@@ -57,14 +57,12 @@ A_T = np.array([[1, 1, 1, 1, 1, 0], [0, 1, -1, 2, -2, 0], [0, 1, 1, 4, 4, 0],
                 [0, 1, -1, 8, -8, 1]], float)
 MAX_WEIGHT_BYTES = 16 << 20  # U (36 * M * C values) above this: bound by reading U
 MIN_TILES = 49  # per image: the static rule's choice from 28x28 output planes up
-TAG = "winograd F(4x4,3x3)"  # of U in ``laid_out``
-
 _1, _2, _4, _5, _8 = (np.float32(v) for v in (1, 2, 4, 5, 8))
 
 
 def eligible(X, W, group, strides, dilations) -> bool:
-    """float32 2-D 3x3, stride and dilation 1, one group, a constant weight, 16+ channels
-    each side, U at most ``MAX_WEIGHT_BYTES`` (``_tuning`` decides whether it runs)."""
+    """float32 2-D 3x3, stride and dilation 1, one group, 16+ channels each side, U at
+    most ``MAX_WEIGHT_BYTES`` (W a constant: the caller's part, as in ``_winograd``)."""
     return eligible_for(X, W, group, strides, dilations, G, MAX_WEIGHT_BYTES)
 
 
@@ -238,10 +236,11 @@ def _output_channels(p, t0, th_n, tw_n, bias, z, has_z, code, p0, p1, y, lo, hi)
             finish(plane, bias[m], plane, False, code, p0, p1)
 
 
-def winograd4_conv(X, W, bias, Z4, code, begin, out_shape):
-    """Y = act(Conv(X, W) + bias + Z4) for a 3x3 stride-1 layer (``eligible``), Y new.
+def winograd4_conv(X, U, bias, Z4, code, begin, out_shape):
+    """Y = act(Conv(X, W) + bias + Z4) for a 3x3 stride-1 layer (``eligible``), Y new;
+    ``U = weight_transform(W)``.
 
     ``begin`` = (pad_top, pad_left); ``code`` = (activation code, p0, p1) of ``_math``.
     """
-    return run_winograd(X, W, bias, Z4, code, begin, out_shape, 4, TAG,
-                        (weight_transform, input_transform, output_transform))
+    return run_winograd(X, U, bias, Z4, code, begin, out_shape, 4,
+                        (input_transform, output_transform))

@@ -19,10 +19,13 @@
     bands: a pointwise layer by bands of columns (``_pointwise``, ``_banded``)
 
 Which algorithm serves a layer is the static rule of one table, ``_conv_rules.CONV``
-(or, with tuning asked for, the fastest of those that may run, timed on its first call);
-it is decided on a layer's first call, with its geometry, activation code and kernel
-arguments, and looked up on later calls (``_conv_layer``). 1-D convolutions run as 2-D
-ones of height 1. 3-D and up (``_conv_nd``): per image, the columns by one numpy copy
+(or, with tuning asked for, the fastest of those that may run, timed on its first call).
+A node's kernel is prepared when the plan is built (``PreparedConv``, kept on its step):
+attributes bound, the plan's initializers known as constants (only a constant W gets
+Winograd: its transform is computed once), and per input shape one ``Layer``
+(``_conv_layer``) with the decision, its geometry, kernel arguments and transformed
+weights; decided at plan time where the model declares the input's shape, else on the
+first call. 1-D convolutions run as 2-D ones of height 1. 3-D and up (``_conv_nd``): per image, the columns by one numpy copy
 per kernel tap, one BLAS product per group on the Numba threads, then the epilogue.
 Non-float dtypes run the reference kernel.
 https://onnx.ai/onnx/operators/onnx__Conv.html
@@ -35,36 +38,28 @@ import threading
 import numpy as np
 
 from onnxkit.kernels.cpu import CPU
-from onnxkit.kernels.cpu._banded import band_rows, banded_conv, eligible as banded_eligible
-from onnxkit.kernels.cpu._banded import scratch_shape
-from onnxkit.kernels.cpu._blas import matmul, with_library
-from onnxkit.kernels.cpu._buffers import empty, forget_laid_out, keep_laid_out, laid_out, read_only
-from onnxkit.kernels.cpu._conv_layer import LAYERS, Layer, layer_key, recall, remember
-from onnxkit.kernels.cpu._conv_layer import remember_call
+from onnxkit.kernels.cpu._buffers import read_only
+from onnxkit.kernels.cpu._conv_layer import Layer
 from onnxkit.kernels.cpu._conv_nd import conv_nd
+from onnxkit.kernels.cpu._conv_routes import (FLOATS, by_dots, depthwise, run_im2col,
+                                              run_winograd, run_winograd4)
 from onnxkit.kernels.cpu._conv_rules import facts, may_run, rule
-from onnxkit.kernels.cpu._depthwise import depthwise_conv, depthwise_conv_nhwc
 from onnxkit.kernels.cpu._depthwise_3x3 import direct_3x3
-from onnxkit.kernels.cpu._epilogue import epilogue_rows, residual_rows
-from onnxkit.kernels.cpu._im2col import im2col, phase_shape, phases
-from onnxkit.kernels.cpu._pixel_dots import pixel_dots_conv
-from onnxkit.kernels.cpu._pointwise import is_pointwise, run_bands, run_product
-from onnxkit.kernels.cpu._tuning import chosen, pick, tuning
-from onnxkit.kernels.cpu._winograd import TAG as WINOGRAD_TAG, winograd_conv
-from onnxkit.kernels.cpu._winograd4 import TAG as WINOGRAD4_TAG, winograd4_conv
+from onnxkit.kernels.cpu._pointwise import run_bands, run_product
+from onnxkit.kernels.cpu._tuning import timed, tuning
 from onnxkit.kernels.cpu.activations import activate_in_place
 from onnxkit.ops.fused.fused_conv import fused_conv as reference_fused_conv
 from onnxkit.ops.nn.conv import conv as reference_conv
 from onnxkit.ops.registry import op
-from onnxkit.runtime.limits import check_allocation, current_limits
-
-FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-_NO_PHASES = {t: np.zeros((1, 1, 1, 1), t) for t in FLOATS}
-_NO_Z4 = _NO_PHASES
-_NO_Z3 = {t: np.zeros((1, 1, 1), t) for t in FLOATS}
 SMALL_PLANE = 64  # output pixels; at most this many: channels-last depthwise
-_TRANSFORMED = {"winograd": WINOGRAD_TAG, "winograd4": WINOGRAD4_TAG}  # weights laid out
+MAX_LAYERS = 64  # input shapes one node keeps a Layer for; past this it starts again
 _RAN = threading.local()  # the algorithm of this thread's last Conv (``ran``)
+_CHOOSING = threading.Lock()  # one timing at a time: a session's threads agree on a choice
+_ND = "n-d"  # a layer of 3-D and larger inputs (``_conv_nd``)
+_MISSING = object()
+_CONV_DEFAULTS = dict(auto_pad="NOTSET", dilations=None, group=1, kernel_shape=None, pads=None,
+                      strides=None)
+_FUSED_DEFAULTS = dict(_CONV_DEFAULTS, activation="", activation_params=None)
 
 
 def _supported(X, W, B, Z, group, kernel_shape) -> bool:
@@ -86,65 +81,123 @@ def _as_2d(values, fill: int):
     return None if values is None else [fill] + list(values)
 
 
-def _depthwise(X, W, B, bias, Z4, L):
-    """A depthwise layer (a route, see ``_route``): planar kernel, or channels-last for small output planes with many channels."""
-    Y = empty(L.out_shape, X.dtype)
-    act = L.code[0]
-    if L.last:
-        w_last = read_only(laid_out(W, "depthwise channels-last", _channels_last_weights))
-        y_last = np.empty(Y.shape[2:] + Y.shape[1:2], X.dtype)
-        for i in range(X.shape[0]):
-            x_last = np.ascontiguousarray(X[i].transpose(1, 2, 0))
-            z_last = (_NO_Z3[X.dtype] if Z4 is None
-                      else np.ascontiguousarray(Z4[i].transpose(1, 2, 0)))
-            depthwise_conv_nhwc(x_last, w_last, bias, z_last, Z4 is not None,
-                                *L.depthwise_args, act, L.p0, L.p1, y_last)
-            np.copyto(Y[i], y_last.transpose(2, 0, 1))
-        return Y
-    z = read_only(_NO_Z4[X.dtype] if Z4 is None else np.ascontiguousarray(Z4))
-    depthwise_conv(X, read_only(np.ascontiguousarray(W)), bias, z, Z4 is not None,
-                   *L.depthwise_args, act, L.p0, L.p1, Y)
-    return Y
+class PreparedConv:
+    """One Conv or FusedConv node's kernel, prepared when the plan is built (see the
+    module doc): called as the registered kernel is, ``(X, W, B, Z, **attributes)``, the
+    attributes bound here. ``algorithm``: what its layers run (``_conv_rules``)."""
 
+    def __init__(self, fused: bool, attrs: dict, W=None, B=None):
+        self.fused = fused
+        self.attrs = {**(_FUSED_DEFAULTS if fused else _CONV_DEFAULTS), **attrs}
+        self.W, self.B = W, B  # the initializers, when they are (None: given each call)
+        self.layers: dict = {}  # (shapes, dtypes, W constant, tuning) -> Layer, _ND or None
 
-def _channels_last_weights(W):
-    return np.ascontiguousarray(W[:, 0].transpose(1, 2, 0))
+    @property
+    def op_type(self) -> str:
+        return "FusedConv" if self.fused else "Conv"
 
+    @property
+    def algorithm(self) -> str | None:
+        """The algorithm of each 2-D layer decided so far, "/"-joined; None before any."""
+        names = sorted({L.algorithm for L in list(self.layers.values())
+                        if isinstance(L, Layer) and L.algorithm})
+        return "/".join(names) or None
 
-def conv2d(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, params,
-           attrs=None):
-    """The fast path; returns None when the case is left to the reference. ``attrs``: the
-    node's attributes as it gave them, for ``recall`` (2-D layers)."""
-    one_d = X.ndim == 3
-    if one_d:
-        if any(v is not None and len(v) != size
-               for v, size in ((dilations, 1), (strides, 1), (pads, 2))):
-            return None  # the reference names the bad attribute
-        X, W = X[:, :, None, :], W[:, :, None, :]
-        dilations, strides = _as_2d(dilations, 1), _as_2d(strides, 1)
-        if pads is not None:
-            pads = [0, pads[0], 0, pads[1]]
-    key = layer_key(X, W, Z is not None, auto_pad, dilations, group, pads, strides,
-                    activation, params)
-    L = LAYERS.get(key)
-    if L is None:
-        L = Layer(X, W, auto_pad, dilations, group, pads, strides, activation, params)
-        _route(L, X, W)
-        remember(key, L)
-    if attrs is not None and not one_d:
-        remember_call(X, W, B, Z is not None, attrs, L)
-    if one_d:
-        if Z is not None and Z.ndim != 3:
+    def plan(self, x_shape, dtype, z_shape=None) -> None:
+        """Decide the layer of an input shape the model declares, before any run (the
+        static rule): the plan then shows its algorithm. ``B`` must be absent or constant."""
+        like = np.broadcast_to(np.zeros((), dtype), x_shape)
+        z = None if z_shape is None else np.broadcast_to(np.zeros((), dtype), z_shape)
+        if self.W is None or self.W.ndim != len(x_shape):
+            return
+        try:
+            self._layer(like, self.W, self.B, z, False)
+        except Exception:  # noqa: BLE001  (a declared shape the attributes refuse: the
+            self.layers.clear()  # first call decides, and the reference names the error)
+
+    def __call__(self, X, W, B=None, Z=None, **_attributes):
+        L = self._layer(X, W, B, Z, tuning())
+        if L is None:
+            return self._reference(X, W, B, Z)
+        if L is _ND:
+            a = self.attrs
+            Y = conv_nd(X, W, B, Z, a["auto_pad"], a["dilations"], a["group"], a["pads"],
+                        a["strides"], a.get("activation", ""), a.get("activation_params"))
+            return self._reference(X, W, B, Z) if Y is None else Y
+        if L.one_d:
+            Z4 = None if Z is None else Z[:, :, None, :]
+            return _run_layer(X[:, :, None, :], W[:, :, None, :], B, Z4, L)[:, :, 0, :]
+        return _run_layer(X, W, B, Z, L)
+
+    def _layer(self, X, W, B, Z, tuned: bool):
+        key = (X.shape, X.dtype, W.shape, W.dtype, None if B is None else (B.shape, B.dtype),
+               None if Z is None else (Z.shape, Z.dtype), W is self.W, tuned)
+        L = self.layers.get(key, _MISSING)
+        if L is _MISSING:
+            L = self._decide(X, W, B, Z, W is self.W, tuned)
+            if len(self.layers) >= MAX_LAYERS:
+                self.layers.clear()
+            self.layers.pop(key[:-1] + (not tuned,), None)  # the rule's, or the timed one
+            self.layers[key] = L
+        return L
+
+    def _decide(self, X, W, B, Z, constant: bool, tuned: bool):
+        """The layer for these inputs: a ``Layer``, ``_ND``, or None (the reference)."""
+        a = self.attrs
+        if not _supported(X, W, B, Z, a["group"], a["kernel_shape"]):
             return None
-        Y = _run_layer(X, W, B, None if Z is None else Z[:, :, None, :], L)
-        return None if Y is None else Y[:, :, 0, :]
-    return _run_layer(X, W, B, Z, L)
+        if X.ndim > 4:
+            return _ND
+        dilations, pads, strides = a["dilations"], a["pads"], a["strides"]
+        one_d = X.ndim == 3
+        if one_d:
+            if any(v is not None and len(v) != size
+                   for v, size in ((dilations, 1), (strides, 1), (pads, 2))):
+                return None  # the reference names the bad attribute
+            if Z is not None and Z.ndim != 3:
+                return None
+            X, W = X[:, :, None, :], W[:, :, None, :]
+            Z = None if Z is None else Z[:, :, None, :]
+            dilations, strides = _as_2d(dilations, 1), _as_2d(strides, 1)
+            if pads is not None:
+                pads = [0, pads[0], 0, pads[1]]
+        L = Layer(X, W, a["auto_pad"], dilations, a["group"], pads, strides,
+                  a.get("activation", ""), a.get("activation_params"))
+        if Z is not None and Z.shape != L.out_shape:
+            return None  # a residual of another shape: the reference broadcasts or reports
+        L.one_d, L.constant = one_d, constant
+        _route(L, X, W, tuned)
+        return L
+
+    def _reference(self, X, W, B, Z):
+        if self.fused:
+            return reference_fused_conv(X, W, B, Z, **self.attrs)
+        return reference_conv(X, W, B, **self.attrs)
+
+
+def prepare_conv(node, attrs: dict, constants: dict, shapes: dict) -> PreparedConv:
+    """``Conv``'s plan-time hook: ``constants`` (input index -> the initializer) and
+    ``shapes`` (input index -> (shape, dtype) the model declares, where fully known)."""
+    return _prepared(False, node, attrs, constants, shapes)
+
+
+def prepare_fused_conv(node, attrs: dict, constants: dict, shapes: dict) -> PreparedConv:
+    return _prepared(True, node, attrs, constants, shapes)
+
+
+def _prepared(fused, node, attrs, constants, shapes) -> PreparedConv:
+    kernel = PreparedConv(fused, attrs, constants.get(1), constants.get(2))
+    given = list(node.input) + [""] * 4
+    declared = shapes.get(0)
+    if (declared is None or kernel.W is None or (given[2] and kernel.B is None)
+            or (given[3] and 3 not in shapes)):
+        return kernel  # decided on the first call
+    kernel.plan(declared[0], declared[1], shapes[3][0] if given[3] else None)
+    return kernel
 
 
 def _run_layer(X, W, B, Z, L):
-    """Layer ``L``'s route on these inputs (None for a residual of another shape)."""
-    if Z is not None and Z.shape != L.out_shape:
-        return None
+    """Layer ``L``'s route on these inputs (2-D)."""
     # what the kernels only read goes to them read-only: one signature per dtype (``read_only``)
     X = read_only(np.ascontiguousarray(X))
     Y = L.route(X, W, B, L.no_bias if B is None else read_only(B), Z, L)
@@ -162,195 +215,64 @@ def ran() -> str | None:
     return algorithm
 
 
-def _route(L, X, W):
+def _route(L, X, W, tuned: bool):
     """Decide, once per layer, which algorithm serves it (``L.route``): the static rule of
     ``_conv_rules.CONV``, or, with tuning on and more than one that may run, the one
     timed fastest on the first call (``_choose``)."""
     g, group = L.g, L.group
-    f = facts(X, W, group, g, L.code)
+    f = facts(X, W, group, g, L.code, L.constant)
     names = may_run(f)
     L.default = rule(f)
-    routes = {"depthwise": _depthwise, "dots": _by_dots, "winograd4": _run_winograd4,
-              "winograd": _run_winograd, "bands": run_bands,
-              "im2col": run_product if f.pointwise else _run_product}
+    routes = {"depthwise": depthwise, "dots": by_dots, "winograd4": run_winograd4,
+              "winograd": run_winograd, "bands": run_bands,
+              "im2col": run_product if f.pointwise else run_im2col}
     if names[0] == "depthwise":
         c, m = X.shape[1], W.shape[0]
         L.last = (f.pixels <= SMALL_PLANE and c >= 32 and m == c
                   and not direct_3x3(W.shape[2:], g.strides, g.dilations, g.begin,
                                      X.shape[2:], g.out))
-    if len(names) == 1:
+    if len(names) == 1 or not tuned:
         L.route, L.algorithm = routes[L.default], L.default
         return
     L.candidates = {name: routes[name] for name in names}
-    if "winograd" in names:
-        L.pick_key = ("conv", X.shape, W.shape, g.begin, g.out)
-    elif "dots" in names:
-        L.pick_key = ("conv dots", X.shape, W.shape, group, g.begin, g.strides, g.dilations)
-    else:
+    L.pick_key = ("conv", X.shape, W.shape, group, g.begin, g.strides, g.dilations)
+    if names[0] == "bands":
         L.pick_key = ("conv 1x1", X.shape, W.shape)
     L.route = _choose
 
 
 def _choose(X, W, B, bias, Z4, L):
-    """A layer's first call: ``pick`` runs the candidate timed fastest on this machine
-    (the static rule's ``L.default`` when tuning is off), which then serves the layer's
-    later calls directly. The transformed weights of the algorithms not chosen are
-    dropped."""
-    Y = pick(L.pick_key, {name: (lambda run=run: run(X, W, B, bias, Z4, L))
-                          for name, run in L.candidates.items()}, L.default)
-    kept = (chosen(L.pick_key) if tuning() else None) or L.default  # what ``pick`` ran
-    L.route, L.algorithm = L.candidates[kept], kept
-    if kept in _TRANSFORMED:
-        keep_laid_out(W, _TRANSFORMED[kept])
-    for name, tag in _TRANSFORMED.items():
-        if name != kept and name in L.candidates:  # unless another layer chose it
-            forget_laid_out(W, tag)
+    """A tuned layer's first call: every candidate timed, the fastest then serves the
+    layer's later calls; the transformed weights of the others are dropped."""
+    with _CHOOSING:
+        if L.route is not _choose:  # another thread of the session has chosen meanwhile
+            return L.route(X, W, B, bias, Z4, L)
+        winner, Y = timed(L.pick_key, {name: (lambda run=run: run(X, W, B, bias, Z4, L))
+                                       for name, run in L.candidates.items()})
+        for name in [n for n in L.weights if n != winner]:
+            del L.weights[name]
+        L.route, L.algorithm = L.candidates[winner], winner
     return Y
-
-
-# the paths, each called as route(X, W, B, bias, Z4, layer) (and ``_depthwise``, ``_by_dots``)
-def _run_winograd(X, W, B, bias, Z4, L):
-    return winograd_conv(X, W, bias, Z4, L.code, L.g.begin, L.out_shape)
-
-
-def _run_winograd4(X, W, B, bias, Z4, L):
-    return winograd4_conv(X, W, bias, Z4, L.code, L.g.begin, L.out_shape)
-
-
-def _run_product(X, W, B, bias, Z4, L):
-    """im2col (or the input as it lies) and BLAS: by row bands for the stems, else one
-    product per image (pointwise layers of one group have their own routes, ``_pointwise``)."""
-    m, cg, kh, kw = W.shape
-    pixels = L.out_shape[2] * L.out_shape[3]
-    if (L.code is not None and not is_pointwise(W, L.g, X.shape[2:])
-            and banded_eligible(m, cg * kh * kw, pixels, L.group, X.itemsize)):
-        return _by_bands(X, W, bias, Z4, L.code, L.g, empty(L.out_shape, X.dtype))
-    return _gemm_conv(X, W, B, Z4, L.group, L.g, L.activation, L.params)
-
-
-def _by_dots(X, W, B, bias, Z4, L):
-    """A layer of few output pixels (a route): per image, its patches, one dot product per output
-    value and the epilogue in one call (``_pixel_dots``)."""
-    if L.patch_bytes > current_limits().max_tensor_bytes:
-        check_allocation(L.patch_shape, X.dtype, "Conv patches")  # raises
-    patches = empty(L.patch_shape, X.dtype)
-    Y = empty(L.out_shape, X.dtype)
-    m, pixels = L.out_shape[1], L.patch_shape[0]
-    w = read_only(np.ascontiguousarray(W).reshape(m, -1))
-    act = L.code[0]
-    for i in range(X.shape[0]):
-        pixel_dots_conv(X[i], w, bias, residual_rows(Z4, i, m, pixels, X.dtype),
-                        Z4 is not None, act, L.p0, L.p1, Y[i].reshape(m, pixels), patches,
-                        L.zero, *L.dots_args)
-    return Y
-
-
-def _by_bands(X, W, bias, Z4, code, g, Y):
-    """A layer ``_banded.eligible`` for row bands (group 1): im2col, product and
-    epilogue band by band, each band in its thread's cache (``_banded``)."""
-    n, c = X.shape[:2]
-    m, _, kh, kw = W.shape
-    oh, ow = Y.shape[2:]
-    k = c * kh * kw
-    rows = band_rows(k, oh, ow, X.itemsize)
-    scratch = empty(scratch_shape(k, ow, rows, oh), X.dtype)
-    (sh, sw), (dh, dw) = g.strides, g.dilations
-    w = read_only(np.ascontiguousarray(W).reshape(m, k))
-    xp = empty(phase_shape(X.shape[1:], sw), X.dtype) if sw > 1 else _NO_PHASES[X.dtype]
-    act, p0, p1 = code
-    p0, p1 = X.dtype.type(p0), X.dtype.type(p1)
-    b = read_only(bias)
-
-    def run(lib):
-        for i in range(n):
-            if sw > 1:
-                phases(X[i], sw, xp)
-            z = read_only(_NO_Z3[X.dtype] if Z4 is None else np.ascontiguousarray(Z4[i]))
-            banded_conv(X[i], xp, w, b, z, Z4 is not None, act, p0, p1, Y[i], scratch, kh, kw,
-                        sh, sw, dh, dw, g.begin[0], g.begin[1], rows, lib)
-
-    with_library(("gemm bands", X.shape, W.shape, g.begin, g.strides, g.dilations), run)
-    return Y
-
-
-def _gemm_conv(X, W, B, Z4, group, g, activation, params):
-    """im2col (or the input itself, for pointwise layers) + one BLAS product per image and
-    group, then the epilogue over the whole output."""
-    n, c, h, w = X.shape
-    m, cg, kh, kw = W.shape
-    oh, ow = g.out
-    out_shape = (n, m, oh, ow)
-    Y = empty(out_shape, X.dtype)
-    k = cg * kh * kw
-    pointwise = is_pointwise(W, g, (h, w))
-    weights = np.ascontiguousarray(W).reshape(group, m // group, k)
-    sh, sw = g.strides
-    # 1x1 with a stride and no padding (a ResNet's downsampling shortcut): the columns
-    # are every sh-th row and sw-th column of X, one strided copy (no phase planes)
-    subsample = (kh == kw == 1 and not pointwise and not any(g.begin)
-                 and tuple(g.out) == ((h - 1) // sh + 1, (w - 1) // sw + 1))
-    if not pointwise:
-        check_allocation((c * kh * kw, oh * ow), X.dtype, "Conv im2col columns")
-        cols = empty((c * kh * kw, oh * ow), X.dtype)
-        xp = (empty(phase_shape(X.shape[1:], sw), X.dtype) if sw > 1 and not subsample
-              else _NO_PHASES[X.dtype])
-    for i in range(n):
-        if pointwise:
-            src = X[i].reshape(group, k, h * w)
-        elif subsample:
-            np.copyto(cols.reshape(c, oh, ow), X[i][:, ::sh, ::sw])
-            src = cols.reshape(group, k, oh * ow)
-        else:
-            if sw > 1:
-                phases(X[i], sw, xp)
-            im2col(X[i], xp, cols, kh, kw, sh, sw, g.dilations[0],
-                   g.dilations[1], g.begin[0], g.begin[1], oh, ow)
-            src = cols.reshape(group, k, oh * ow)
-        matmul(weights, src, Y[i].reshape(group, m // group, oh * ow))
-    rows = Y.reshape(n * m, oh * ow)
-    zrows = None if Z4 is None else np.ascontiguousarray(Z4).reshape(n * m, oh * ow)
-    return epilogue_rows(rows, B, zrows, activation, params).reshape(out_shape)
-
-
-def _fast(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, params, attrs):
-    """The fast path for X's rank (``attrs`` for ``recall``: 1-D and 2-D layers)."""
-    if X.ndim > 4:
-        return conv_nd(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation,
-                       params)
-    return conv2d(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation, params,
-                  attrs)
 
 
 @op("Conv", 1, 11, 22, registry=CPU)
 def conv(X, W, B=None, *, auto_pad="NOTSET", dilations=None, group=1, kernel_shape=None,
          pads=None, strides=None):
-    attrs = (auto_pad, dilations, group, kernel_shape, pads, strides)
-    L = recall(X, W, B, False, attrs)  # a node's later runs: its layer, found at once
-    if L is not None:
-        return _run_layer(X, W, B, None, L)
-    if _supported(X, W, B, None, group, kernel_shape):
-        Y = _fast(X, W, B, None, auto_pad, dilations, group, pads, strides, "", None, attrs)
-        if Y is not None:
-            return Y
-    return reference_conv(X, W, B, auto_pad=auto_pad, dilations=dilations, group=group,
-                          kernel_shape=kernel_shape, pads=pads, strides=strides)
+    """Called outside a plan (no initializers known: W is no constant), as a plan's step
+    calls its ``PreparedConv``."""
+    attrs = dict(auto_pad=auto_pad, dilations=dilations, group=group,
+                 kernel_shape=kernel_shape, pads=pads, strides=strides)
+    return PreparedConv(False, attrs)(X, W, B)
 
 
 @op("FusedConv", 1, domain="onnxkit", registry=CPU)
 def fused_conv(X, W, B=None, Z=None, *, auto_pad="NOTSET", dilations=None, group=1,
                kernel_shape=None, pads=None, strides=None, activation="", activation_params=None):
-    attrs = (auto_pad, dilations, group, kernel_shape, pads, strides, activation,
-             activation_params)
-    L = recall(X, W, B, Z is not None, attrs)
-    if L is not None and (Z is None or Z.dtype is X.dtype):
-        Y = _run_layer(X, W, B, Z, L)
-        if Y is not None:
-            return Y
-    if _supported(X, W, B, Z, group, kernel_shape):
-        Y = _fast(X, W, B, Z, auto_pad, dilations, group, pads, strides, activation,
-                  activation_params, attrs)
-        if Y is not None:
-            return Y
-    return reference_fused_conv(X, W, B, Z, auto_pad=auto_pad, dilations=dilations, group=group,
-                                kernel_shape=kernel_shape, pads=pads, strides=strides,
-                                activation=activation, activation_params=activation_params)
+    attrs = dict(auto_pad=auto_pad, dilations=dilations, group=group,
+                 kernel_shape=kernel_shape, pads=pads, strides=strides, activation=activation,
+                 activation_params=activation_params)
+    return PreparedConv(True, attrs)(X, W, B, Z)
+
+
+conv.prepare = prepare_conv
+fused_conv.prepare = prepare_fused_conv

@@ -13,9 +13,9 @@ node table kept from run to run.
 The reference walks every (row, tree) pair one level per numpy step; here each pair
 walks alone in compiled code, tree by tree (a tree's nodes stay in cache while the
 rows pass). The node table and the arrays the reference builds from the attributes on
-every call are built once: keyed by the identity of the attribute values, which a
-session hands over unchanged run after run (the memo keeps them alive, so that no other
-object takes their ids). Set membership (TreeEnsemble's
+every call are built once per node: each plan step gets its own ``_Acceleration``
+(``prepare``), whose entries hold the attribute values the step hands over unchanged
+run after run, found again by ``is``. Set membership (TreeEnsemble's
 BRANCH_MEMBER) keeps the numpy walk. Everything else (attribute checks, aggregation,
 post-transforms, labels) is the reference kernel's code (``onnxkit.ops.ml._tree_walk``,
 ``ACCELERATION``).
@@ -118,14 +118,13 @@ def sum_leaves(table, pos, out):
 
 
 class _Acceleration:
-    """What ``_tree_walk`` uses while a tree kernel runs (``ACCELERATION``)."""
+    """What ``_tree_walk`` uses while one node's tree kernel runs (``ACCELERATION``)."""
 
     def __init__(self, max_entries: int = 64):
         # past this the memo starts again: a tree node keeps about eight entries (its node
-        # table, leaf positions, attribute arrays: ~2.5 MB for 100 trees of ~470 nodes),
-        # and the memo outlives the sessions whose attributes it holds
+        # table, leaf positions, attribute arrays: ~2.5 MB for 100 trees of ~470 nodes)
         self.max_entries = max_entries
-        self._kept: dict = {}
+        self._kept: list = []  # (objects, value)
 
     @staticmethod
     def walk(forest, X, pos) -> bool:
@@ -153,37 +152,49 @@ class _Acceleration:
         return True
 
     def kept(self, objects: tuple, build):
-        """``build()`` once per tuple of attribute objects (a session passes the same ones
-        run after run). The entry holds the objects, so no other object takes their ids
-        while it lives; arrays come back read-only."""
-        key = tuple(map(id, objects))
-        entry = self._kept.get(key)
-        if entry is None:
-            if len(self._kept) >= self.max_entries:
-                self._kept.clear()
-            value = build()
-            if isinstance(value, np.ndarray):
-                value = read_only(value)
-            entry = self._kept[key] = (objects, value)
-        return entry[1]
+        """``build()`` once per tuple of attribute objects (the step passes the same ones
+        run after run; an entry holds them, and matches the very same objects only);
+        arrays come back read-only."""
+        for held, value in self._kept:
+            if len(held) == len(objects) and all(a is b for a, b in zip(held, objects)):
+                return value
+        if len(self._kept) >= self.max_entries:
+            self._kept.clear()
+        value = build()
+        if isinstance(value, np.ndarray):
+            value = read_only(value)
+        self._kept.append((objects, value))
+        return value
 
 
-#: the one set as ``_tree_walk.ACCELERATION`` while a tree kernel runs
-NUMBA_TREES = _Acceleration()
+class _Prepared:
+    """A tree node's kernel on the plan: the reference kernel with the Numba walk and
+    this node's own kept tables."""
 
+    __slots__ = ("reference_fn", "acceleration", "op_type")
 
-def _accelerated(reference_fn):
-    """``reference_fn`` run with the Numba walk and kept node tables."""
+    def __init__(self, reference_fn, op_type: str):
+        self.reference_fn, self.op_type = reference_fn, op_type
+        self.acceleration = _Acceleration()
 
-    @functools.wraps(reference_fn)
-    def kernel(X, **attributes):
-        token = _tree_walk.ACCELERATION.set(NUMBA_TREES)
+    def __call__(self, X, **attributes):
+        token = _tree_walk.ACCELERATION.set(self.acceleration)
         try:
-            return reference_fn(X, **attributes)
+            return self.reference_fn(X, **attributes)
         finally:
             _tree_walk.ACCELERATION.reset(token)
 
+
+def _accelerated(reference_fn, op_type: str):
+    """``reference_fn`` run with the Numba walk; called outside a plan, nothing is kept
+    from one call to the next. ``kernel.prepare`` gives a plan step its own kept tables."""
+
+    @functools.wraps(reference_fn)
+    def kernel(X, **attributes):
+        return _Prepared(reference_fn, op_type)(X, **attributes)
+
     kernel.__signature__ = inspect.signature(reference_fn)
+    kernel.prepare = lambda node, attrs, constants, shapes: _Prepared(reference_fn, op_type)
     return kernel
 
 
@@ -194,7 +205,7 @@ def _register() -> None:
     for kernel in list(REFERENCE):
         if kernel.domain == ML_DOMAIN and kernel.op_type in TREE_OPS:
             op(kernel.op_type, kernel.since_version, domain=ML_DOMAIN, registry=CPU)(
-                _accelerated(kernel.fn))
+                _accelerated(kernel.fn, kernel.op_type))
 
 
 _register()

@@ -2,10 +2,10 @@
 
     python -m onnxkit.kernels.cpu.warm          # (make warm) minutes the first time
 
-Numba compiles a kernel for each combination of argument types on its first call
-(0.3-10 s each; the parallel drivers, a ``prange`` over the threads, are the slow ones)
-and, with ``cache=True``, writes the machine code under ``NUMBA_CACHE_DIR`` (the
-Makefile points it at ``.cache/numba``); later processes load it in milliseconds. This
+Numba compiles a kernel for each combination of argument types on its first call (the
+parallel drivers, a ``prange`` over the threads, are the slow ones) and, with
+``cache=True``, writes the machine code under ``NUMBA_CACHE_DIR`` (the Makefile points
+it at ``.cache/numba``); later processes load it from there. This
 module calls each kernel on small float32 and float64 inputs along each of its code
 paths (the same argument types real models produce).
 """
@@ -18,8 +18,24 @@ import time
 
 import numpy as np
 
-from onnxkit.kernels.cpu._buffers import as_constant as _constant
 from onnxkit.kernels.cpu._math import NONE, RELU
+
+
+def _constant(a: np.ndarray) -> np.ndarray:
+    """A read-only copy of ``a``, as a session's initializers are (read from the model's
+    bytes): the kernels compile for read-only weights."""
+    return np.frombuffer(a.tobytes(), a.dtype).reshape(a.shape)
+
+
+def _planned(kernel, *inputs, **attrs):
+    """``kernel(*inputs, **attrs)`` as a plan's step calls it: prepared by its ``prepare``
+    hook, with W and B (inputs 1 and 2) as the plan's initializers (Winograd needs them)."""
+    from onnx import helper
+
+    names = [f"in{i}" if v is not None else "" for i, v in enumerate(inputs)]
+    node = helper.make_node("Conv", names, ["out"])
+    constants = {i: inputs[i] for i in (1, 2) if i < len(inputs) and inputs[i] is not None}
+    return kernel.prepare(node, attrs, constants, {})(*inputs)
 
 
 class _Ctx:
@@ -118,19 +134,19 @@ def _calls(dtype):
     ]
     if dtype == np.float32:
         calls += [
-            ("conv Winograd", lambda: conv.conv(r(1, 16, 9, 9), c(16, 16, 3, 3), c(16),
-                                                pads=[1, 1, 1, 1])),
-            ("conv Winograd no bias", lambda: conv.conv(r(1, 16, 9, 9), c(16, 16, 3, 3),
-                                                        pads=[1, 1, 1, 1])),
-            ("conv Winograd + Z", lambda: conv.fused_conv(
-                r(1, 16, 9, 9), c(16, 16, 3, 3), c(16), r(1, 16, 9, 9),
+            ("conv Winograd", lambda: _planned(conv.conv, r(1, 16, 9, 9), c(16, 16, 3, 3),
+                                               c(16), pads=[1, 1, 1, 1])),
+            ("conv Winograd no bias", lambda: _planned(conv.conv, r(1, 16, 9, 9),
+                                                       c(16, 16, 3, 3), pads=[1, 1, 1, 1])),
+            ("conv Winograd + Z", lambda: _planned(
+                conv.fused_conv, r(1, 16, 9, 9), c(16, 16, 3, 3), c(16), r(1, 16, 9, 9),
                 pads=[1, 1, 1, 1], activation="Relu")),
-            ("conv Winograd F4x4", lambda: conv.conv(r(1, 16, 28, 28), c(16, 16, 3, 3), c(16),
-                                                     pads=[1, 1, 1, 1])),
-            ("conv Winograd F4x4 -B", lambda: conv.conv(r(1, 16, 28, 28), c(16, 16, 3, 3),
-                                                        pads=[1, 1, 1, 1])),
-            ("conv Winograd F4x4 + Z", lambda: conv.fused_conv(
-                r(1, 16, 28, 28), c(16, 16, 3, 3), c(16), r(1, 16, 28, 28),
+            ("conv Winograd F4x4", lambda: _planned(conv.conv, r(1, 16, 28, 28),
+                                                    c(16, 16, 3, 3), c(16), pads=[1, 1, 1, 1])),
+            ("conv Winograd F4x4 -B", lambda: _planned(conv.conv, r(1, 16, 28, 28),
+                                                       c(16, 16, 3, 3), pads=[1, 1, 1, 1])),
+            ("conv Winograd F4x4 + Z", lambda: _planned(
+                conv.fused_conv, r(1, 16, 28, 28), c(16, 16, 3, 3), c(16), r(1, 16, 28, 28),
                 pads=[1, 1, 1, 1], activation="Relu")),
             ("gelu", lambda: activations.gelu(x)),
             ("erf", lambda: activations.erf(x)),
@@ -160,14 +176,14 @@ def _addresses(dtype) -> None:
 def _tree_walk(dtype) -> None:
     """The tree ensembles' walk and sums (``trees.walk_leaves``, ``sum_leaves``) on a
     one-split tree."""
-    from onnxkit.kernels.cpu.trees import NUMBA_TREES
+    from onnxkit.kernels.cpu.trees import _Acceleration
     from onnxkit.ops.ml._tree_walk import legacy_forest
 
     forest, _ = legacy_forest([0, 0, 0], [0, 1, 2], [1, 0, 0], [0.5, 0.0, 0.0],
                               ["BRANCH_LEQ", "LEAF", "LEAF"], [1, 0, 0], [2, 0, 0], None)
     pos = np.broadcast_to(forest.roots, (3, 1)).copy()
-    NUMBA_TREES.walk(forest, np.zeros((3, 2), dtype), pos)
-    NUMBA_TREES.sum_leaves(np.ones((3, 2), dtype), pos, np.zeros((3, 2), dtype))
+    _Acceleration.walk(forest, np.zeros((3, 2), dtype), pos)
+    _Acceleration.sum_leaves(np.ones((3, 2), dtype), pos, np.zeros((3, 2), dtype))
 
 
 def warm(verbose: bool = True) -> float:
