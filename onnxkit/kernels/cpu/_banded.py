@@ -10,9 +10,8 @@ The whole-image path (``conv._gemm_conv``) writes all of ``cols`` first (the 7x7
 of a ResNet: 147 x 12544 values, 7.4 MB), reads it back for the product and reads the
 product again for the epilogue: three trips through memory, each from a cold cache
 in a real network. By bands, the columns are read back from L2 right after they are
-written, and the epilogue runs on the part of Y the product just wrote. Measured on the
-2-core VM (cold caches, as in a network): ResNet's 7x7 stem 1.70 -> 1.29 ms, MobileNetV2's
-3x3 stride-2 stem 0.49 -> 0.37 ms.
+written, and the epilogue runs on the part of Y the product just wrote. (Measurements:
+``docs/cpu.md``, "Stems by row bands".)
 
 Each band's product re-packs W, so the bands are for layers whose weights are small
 (``eligible``: the stems, the stride-2 layers of few channels); a 512-channel layer

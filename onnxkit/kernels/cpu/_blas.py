@@ -1,41 +1,29 @@
-"""Matrix products on the Numba threads: oneMKL or numpy's OpenBLAS (whichever runs the
-product's shape faster here), one single-threaded call per part.
+"""Matrix products on the Numba threads: oneMKL or numpy's OpenBLAS, one
+single-threaded call per part.
 
     matmul(a, b, out)        out = a @ b: 2-D, or 3-D batches (b may be one 2-D matrix)
         2-D:      split along the columns of ``out`` (or its rows, when it is narrow)
                   into one part per Numba thread, each part one ``cblas_?gemm`` call
                   (``cblas_?gemv`` for a product of one row: a classifier at batch 1)
         batches:  the batch's products shared among the threads, one call each
-    with_library(key, run)   run(lib) with the library timed fastest for this key
+    with_library(key, run)   run(lib) with the library this product shape runs on
 
-Why a pool of our own. BLAS (numpy's OpenBLAS) keeps worker threads that spin for a
-while after each product; a Numba parallel region started then finds its cores busy,
-and on a 2-core machine became 20-100x slower. So until now the Numba kernels ran on one
-thread, at one core's memory bandwidth (~15 GB/s on the development VM), while
-onnxruntime runs them on all cores. Here the products run on the Numba threads
-instead: during a run BLAS is set to one thread (``onnxkit.runtime.blas_threads``), and ``matmul``
-calls its ``cblas_sgemm`` / ``cblas_dgemm`` from a ``prange`` over the parts. Then
-there is one pool, Numba's, and the memory-bound kernels can use it too.
+Why a pool of our own: BLAS keeps worker threads that spin for a while after each
+product, and a Numba parallel region started then finds its cores busy. So during a run
+BLAS is set to one thread (``onnxkit.runtime.blas_threads``) and ``matmul`` calls
+``cblas_sgemm`` / ``cblas_dgemm`` from a ``prange`` over the parts: one pool, Numba's,
+which the memory-bound kernels use too.
 
-Measured on the 2-core VM (``tests/test_cpu_blas.py`` checks the values, not the time):
-64 x 576 x 3136 in 0.90 ms (numpy with two BLAS threads: 0.91 ms); followed by a
-memory-bound parallel kernel, 1.07 ms where the two-pool version took 1.25 ms.
-
-Which BLAS. oneMKL's single dynamic library (``libmkl_rt``, from the ``mkl`` wheel, a
+Which BLAS: oneMKL's single dynamic library (``libmkl_rt``, from the ``mkl`` wheel, a
 dependency on Linux x86-64), set to its sequential layer, and numpy's own OpenBLAS
 (``numpy.libs``: scipy-openblas, 64-bit integers, symbols ``scipy_cblas_sgemm64_`` ...).
-Neither wins everywhere: on the Intel development VM (Sapphire Rapids) oneMKL's
-single-thread sgemm ran the network's products 10-60% faster (512 x 4608 x 25: 0.80 ms
-against 1.32; 64 x 256 x 1568: 0.24 against 0.34); on the AMD one (EPYC, Zen 4) it ran
-narrow products 3-4x slower (64 x 512 x 10: 43 us against 13) and ResNet-18 took 28.8 ms
-on oneMKL alone, 20.0 on OpenBLAS alone. So, like the convolution algorithms
-(``_tuning``), the first product of each shape (sizes, layout, split) times both
-libraries and later ones run the faster (``with_library``); with tuning off
-(``ONNXKIT_CPU_TUNE=0``, the tests) the first of ``CHOICES`` runs, oneMKL where
-installed. Finding the libraries and handing their entry points to LLVM is
+Neither wins on every machine, so by default the first of ``CHOICES`` runs (oneMKL where
+installed), and with tuning on (``_tuning``) the first product of each shape (sizes,
+layout, split) times both and the session's later ones run the faster
+(``with_library``). Finding the libraries and handing their entry points to LLVM is
 ``_blas_libraries``'s part. Where neither is found, ``AVAILABLE`` is False and
-``matmul`` is ``np.matmul``. numpy's own OpenBLAS pool is the one
-``onnxkit.runtime.blas_threads`` sets.
+``matmul`` is ``np.matmul``. The measurements behind these choices: ``docs/cpu.md``
+("Matrix products").
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The sliding windows' geometry (``onnxkit.ops.nn._windows.geometry``), memoized per
-layer: the reference's arithmetic took 5 us a call, paid again by every Conv and pool
-node on every run; a repeated layer now costs the lookup (about 1 us)."""
+layer: the reference's arithmetic, paid by every Conv and pool node on every run, costs
+more than the lookup (``docs/cpu.md``)."""
 
 from __future__ import annotations
 

@@ -8,20 +8,17 @@
 
 A layer late in a small-input network has an output plane of 3x3 or 7x7 pixels and
 hundreds of channels: SqueezeNet 1.1 at 64x64 ends on 256 x 576 x 9 products. A BLAS
-product that narrow spends its time packing its operands: numpy's OpenBLAS ran it at
-39 GFLOP/s on one core of the 2-core development VM (69 us), and with the rest of the
-layer (im2col, whose short rows cost ~28 ns each: 16 us; the epilogue) the kernel took
-94-98 us, where onnxruntime took 19-27 for the whole layer.
+product that narrow spends its time packing its operands (``docs/cpu.md``, "Few output
+pixels").
 
 Here W is read as it is stored (M x K, each row contiguous) and each patch is a
 contiguous row of P, so every output value is a dot product of two contiguous rows:
 two rows of W against four patches at a time (eight sums, each a vectorized
-reduction), both threads on their own pairs of rows. Products and epilogue of that
-layer took 20 us on the two threads (~130 GFLOP/s), the whole call with its patches
-36-43 us. Patches, products and epilogue are one call: no Python between them.
+reduction), both threads on their own pairs of rows. Patches, products and epilogue
+are one call: no Python between them.
 
-``_tuning`` times this path against im2col + BLAS per layer shape (``conv.conv2d``);
-with tuning off the static rule is ``rule``: at most ``PIXELS`` output pixels.
+The static rule (``_conv_rules``) runs this path for at most ``PIXELS`` output pixels;
+with tuning on it is timed against im2col + BLAS per layer (``conv.PreparedConv``).
 """
 
 from __future__ import annotations

@@ -7,9 +7,8 @@ Numba threads.
                                     ``_windows.scatter_windows`` (one numpy add per tap)
 
 The reference kernel does the same with ``np.matmul``, which gets one BLAS thread during
-a run (``runtime.blas_threads``), and numpy's strided adds: 128 -> 64, 4x4, stride 2 on
-32x32 took 4.93 ms there (product 1.5 ms, scatter 1.8). Non-float dtypes run the
-reference kernel.
+a run (``runtime.blas_threads``), and numpy's strided adds (``docs/cpu.md``). Non-float
+dtypes run the reference kernel.
 https://onnx.ai/onnx/operators/onnx__ConvTranspose.html
 """
 

@@ -8,8 +8,7 @@
     reshaped and transposed to the output's order
 
 A label in one input only and not in the output is summed out first. The reference
-kernel's ``np.einsum`` multiplies element by element, on one thread: the equation above
-on 4x8x256x64 took 26.6 ms there. Other equations (one or three operands, "...", a
+kernel's ``np.einsum`` multiplies element by element, on one thread. Other equations (one or three operands, "...", a
 label twice in one term, non-float types) run the reference kernel.
 https://onnx.ai/onnx/operators/onnx__Einsum.html
 """

@@ -4,9 +4,7 @@
 
 The product is written into a reused buffer; a B stored transposed (transB=1, as torch
 exports Linear) is read in place, BLAS's "T" operand: a contiguous copy of the weights
-cost their size again in memory and was no faster (MLP 64x784x512 297-306 us read in
-place against 313-322 us contiguous; 1x2048x1000, a classifier at batch 1, 77-97 against
-116-125 us). ``alpha`` scales the product, then C (a row vector, a full matrix or
+would cost their size again in memory and was no faster (``docs/cpu.md``). ``alpha`` scales the product, then C (a row vector, a full matrix or
 anything broadcastable) and the activation are applied in one pass. Versions 1 and 6
 (``broadcast``) and non-float types run the reference kernel.
 https://onnx.ai/onnx/operators/onnx__Gemm.html

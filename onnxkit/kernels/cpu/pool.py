@@ -12,16 +12,12 @@ passes and 3 phase passes per output row instead of 9 strided ones. Windows 3 co
 wide at column stride 2 and dilation 1 (the stems' 3x3 stride-2 pools, SqueezeNet's)
 split the reduced row once into its even and odd padded columns, each behind and past
 a margin of the padding value, and read the three taps as contiguous runs of them
-(``_three_apart``; it had read every other value of the reduced row). AMD VM, 2 threads,
-best of 4 alternating processes: 64 planes of 112x112 205 -> 131 us (onnxruntime 115),
-64 of 56x56 59 -> 53, 64 of 31x31 35 -> 31; 128 of 15x15 (52 -> 50) and 256 of 7x7 (37)
-were bound by the per-row loop overhead (onnxruntime: 12 and 18 us, channels-blocked).
-Planes at most ``FLAT_WIDTH`` wide (dilation 1) therefore run ``_flat_planes``: each
+(``_three_apart``). Small planes are bound by the per-row loop overhead, so planes at
+most ``FLAT_WIDTH`` wide (dilation 1) run ``_flat_planes``: each
 plane copied into a padded one, then one long pass per column tap and per row tap over
 the whole flat plane, and the outputs picked from it at their stride (the windows near
-a row's end mix in the next row, but no output reads those). 3x3 stride 2, best of 3
-alternating processes: 128 planes of 15x15 50 -> 24 us, 256 of 7x7 39 -> 18, 64 of
-31x31 31 -> 23 (on 56x56 it was the slower: 51 -> 63 us).
+a row's end mix in the next row, but no output reads those). Measurements of both:
+``docs/cpu.md``.
 
 Index math from ``onnxkit.kernels.indexing`` (the index helpers of the cpu and cuda
 kernels): a window starts at ``window_start`` and its tap i reads start + i*dh, as in

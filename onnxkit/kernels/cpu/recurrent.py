@@ -3,10 +3,8 @@ the Numba threads' BLAS.
 
 The reference kernels take their matrix products as a function (``run_lstm(product,
 ...)``): ``np.matmul`` there, ``_blas.matmul`` here, which reads the transposed
-weights in place and calls oneMKL or OpenBLAS, whichever was timed faster. numpy's
-product has one BLAS thread during a run: the step product of an LSTM with batch 8 and
-256 hidden units (8 x 256 @ 256 x 1024, the weights transposed) took 215 us in numpy,
-77 us here; the LSTM of 64 steps, 25.0 -> 13.7 ms (onnxruntime: 4.2-8.4 ms). The gates
+weights in place and calls oneMKL or OpenBLAS (see there). numpy's product has one
+BLAS thread during a run; these share the Numba threads (``docs/cpu.md``). The gates
 stay numpy. https://onnx.ai/onnx/operators/onnx__LSTM.html
 """
 
