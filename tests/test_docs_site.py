@@ -55,6 +55,10 @@ def test_site_builds_strict(tmp_path):
             assert len(nodes) == int(root.get("data-nodes")) > 0
         graphs += len(drawings)
     assert graphs >= 1, "no notebook shows a graph"
+    # a notebook's link into docs/ (08's to the scoreboard) leads to that page of the site
+    page = (tmp_path / "site" / "notebooks" / "08-conformance" / "index.html").read_text(encoding="utf-8")
+    assert re.search(r'href="\.\./\.\./scoreboard/"[^>]*>the scoreboard</a>', page)
+    assert "../docs/" not in page
 
 
 def test_strict_build_catches_an_unlisted_page_and_a_broken_link(tmp_path):

@@ -10,6 +10,7 @@ than a widget no page can run. The notebooks are listed in the nav, in file orde
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from mkdocs.plugins import event_priority
@@ -38,6 +39,11 @@ def on_files(files, config):
     for path in _notebooks(config):
         nb = json.loads(path.read_text(encoding="utf-8"))
         nb.get("metadata", {}).pop("widgets", None)
+        for cell in nb.get("cells", []):  # a link to ../docs/X.md is the site's page X/
+            if cell.get("cell_type") == "markdown":
+                text = "".join(cell["source"])
+                cell["source"] = re.sub(r"\]\(\.\./docs/((?:[^)#\s]*/)?)(?:index|([^)#\s/]+))\.md",
+                                        lambda m: f"](../../{m[1]}{m[2] + '/' if m[2] else ''}", text)
         copy = out / "notebooks" / path.name
         text = json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
         if not copy.exists() or copy.read_text(encoding="utf-8") != text:
