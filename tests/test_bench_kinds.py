@@ -66,3 +66,18 @@ def test_per_kind_geometric_means():
     rows = [_row(0.0), {**_row(0.0), "times": {"cpu-L3": {"ms": 8.0, "min_ms": 8.0, "runs": 3},
                                                "ort-all": {"ms": 1.0, "min_ms": 1.0, "runs": 3}}}]
     assert report.summary(rows)["k"]["cpu-L3"] == pytest.approx(np.sqrt(3.0 * 8.0))
+
+
+def test_a_model_whose_library_is_missing_is_skipped_not_failed():
+    from argparse import Namespace
+
+    from benchmarks.kinds.catalog import Entry
+    from benchmarks.kinds.measure import measure
+
+    def build(path):
+        raise AssertionError("a skipped model is not built")
+
+    entry = Entry("absent", "k", build, ("onnxkit", "no_such_library_for_kinds"))
+    row = measure(entry, Namespace(rebuild=False, threads=1, quick=True, cap=1.0))
+    assert row["skipped"] == "missing no_such_library_for_kinds"
+    assert report.failures(row) == []

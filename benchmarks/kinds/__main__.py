@@ -79,7 +79,7 @@ def main(argv=None) -> int:
         rows.append(run_one(name, args))
         verdict = report.failures(rows[-1])
         print(f"{name}: {time.perf_counter() - start:.0f}s, cpu L3 / ORT "
-              f"{report._fmt(report.ratio(rows[-1], 'cpu-L3'))}"
+              f"{report.fmt(report.ratio(rows[-1], 'cpu-L3'))}"
               + (f", {rows[-1]['skipped']}" if "skipped" in rows[-1] else "")
               + "".join(f"\n    FAIL {v}" for v in verdict), flush=True)
     header = (f"# Model kinds on onnxkit against onnxruntime — {time.strftime('%Y-%m-%d %H:%M')}"

@@ -47,7 +47,7 @@ def summary(rows: list[dict]) -> dict:
     return out
 
 
-def _fmt(value, spec: str = ".2f") -> str:
+def fmt(value, spec: str = ".2f") -> str:
     return "-" if value is None else format(value, spec)
 
 
@@ -64,7 +64,7 @@ def markdown(rows: list[dict], header: str) -> str:
              "|---|---:|" + "---:|" * len(RATIOS)]
     for kind, means in summary(rows).items():
         lines.append(f"| {'**all**' if kind == 'all' else kind} | {means['models']} | "
-                     + " | ".join(_fmt(means[rt]) for rt, _ in RATIOS) + " |")
+                     + " | ".join(fmt(means[rt]) for rt, _ in RATIOS) + " |")
     lines += ["", "## Per model", "",
               "| model | kind | ORT ms | cpu L3 ms | onnxkit ref ms | onnx.ref ms | cpu L3 / ORT "
               "| ref / ORT | onnx.ref / ORT | nodes exported | onnxkit L2 | ORT extended "
@@ -79,7 +79,7 @@ def markdown(rows: list[dict], header: str) -> str:
         lines.append(
             f"| {r['model']} | {r['kind']} | {_ms(r, 'ort-all')} | {_ms(r, 'cpu-L3')} | "
             f"{_ms(r, 'onnxkit-ref')} | {_ms(r, 'onnx-ref')} | "
-            + " | ".join(_fmt(ratio(r, rt)) for rt, _ in RATIOS)
+            + " | ".join(fmt(ratio(r, rt)) for rt, _ in RATIOS)
             + f" | {n['exported']} | {n['onnxkit-L2']} | {n['ort-extended']} | "
             f"{'yes' if n['onnxkit-L2'] <= n['ort-extended'] else '**no**'} | {diff} |")
     errors = [(r["model"], rt, e) for r in rows for rt, e in r.get("errors", {}).items()]
