@@ -25,6 +25,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import gc
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterable, Mapping
 
 import anywidget
@@ -40,7 +41,7 @@ from onnxkit.widgets.blocks import fold as fold_blocks
 from onnxkit.widgets.blocks import search as search_nodes
 from onnxkit.widgets.details import node_details, value_details
 from onnxkit.widgets.graph_front import CSS, ESM
-from onnxkit.widgets.graphdata import Box, GraphData, infer_types, graph_data
+from onnxkit.widgets.graphdata import Box, GraphData, graph_data, infer_types, retype
 from onnxkit.widgets.raster import png_of
 from onnxkit.widgets.recorder import TraceRecorder
 from onnxkit.widgets.svg import DrawOptions, render_svg
@@ -73,8 +74,17 @@ class GraphWidget(anywidget.AnyWidget):
     def _build(self, model, trace, expand, inline_initializers, highlight, infer, fold, png) -> None:
         self.model = as_model(model)
         self.trace = as_recorder(trace)
-        typed = infer_types(self.model) if infer else self.model
-        self.graph: GraphData = graph_data(typed.graph, inline_initializers=inline_initializers)
+        # onnx infers shapes without holding the GIL: meanwhile the graph's records and its
+        # blocks are made (no types needed), and the types are filled in afterwards
+        pool = ThreadPoolExecutor(1) if infer else None
+        typed = pool.submit(infer_types, self.model) if pool else None
+        try:
+            self._build_graph(inline_initializers, fold)
+            if typed is not None:
+                retype(self.graph, typed.result().graph)
+        finally:
+            if pool is not None:
+                pool.shutdown()
         self.opsets = {("" if o.domain == "ai.onnx" else o.domain): int(o.version)
                        for o in self.model.opset_import}
         self.highlight = dict(highlight or {})
@@ -86,9 +96,6 @@ class GraphWidget(anywidget.AnyWidget):
         else:
             opened = [self.node_id(n) for n in expand]
         self.png = png  # the display also carries a PNG (resvg-py), for viewers without SVG
-        data = data_nodes(self.graph) if fold is not False else set()
-        self.blocks: list[Block] = [] if fold is False else find_blocks(self.graph, data=data)
-        self._data = data if self.blocks else set()
         folded = fold is True or (fold is None and len(self.graph.nodes) > FOLD_ABOVE)
         self._hidden: dict[str, Block] = {}
         unfolded = [] if folded else ["*"]
@@ -102,6 +109,12 @@ class GraphWidget(anywidget.AnyWidget):
         self.observe(self._redraw, names=["expanded", "opened"])
         self.observe(self._searched, names=["query"])
         self.observe(self._selected, names=["selected"])
+
+    def _build_graph(self, inline_initializers: bool, fold: bool | None) -> None:
+        self.graph: GraphData = graph_data(self.model.graph, inline_initializers=inline_initializers)
+        data = data_nodes(self.graph) if fold is not False else set()
+        self.blocks: list[Block] = [] if fold is False else find_blocks(self.graph, data=data)
+        self._data = data if self.blocks else set()
 
     # --- Python-side API --------------------------------------------------------------
 

@@ -217,6 +217,25 @@ def id_part(name: str, index: int) -> str:
     return name if name.isprintable() else f"#{index}"
 
 
+def retype(gd: GraphData, graph: GraphProto, outer_types: dict[str, str] | None = None) -> None:
+    """Give ``gd`` (made from ``graph`` before shape inference) the types of ``graph`` after
+    it: the same nodes in the same order, with ``value_info`` added."""
+    types = graph_types(graph, outer_types)
+    gd.types.clear()
+    gd.types.update(types)
+    typed_nodes = iter(graph.node)
+    for box in gd.boxes:
+        if box.kind != "node":
+            box.sublabel = types.get(box.label, "")
+            continue
+        node = next(typed_nodes)
+        box.params = [(n, types.get(n, "")) for n, _ in box.params]
+        for (_, sub), (_, g) in zip(box.subgraphs, subgraphs_of(node) if box.subgraphs else []):
+            retype(sub, g, types)
+    for e in gd.edges:
+        e.type = types.get(e.value, "")
+
+
 def model_graph_data(model: ModelProto, *, inline_initializers: bool = True,
                      infer: bool = True) -> GraphData:
     """The main graph of ``model`` (shape inference first, unless ``infer=False``)."""
