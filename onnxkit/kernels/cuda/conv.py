@@ -66,7 +66,9 @@ def _device_row_table(cg, in3, k3, d3):
 
 
 @lru_cache(maxsize=None)
-def implicit_gemm_kernel(dtype, formula, tiles: Tiles):
+def implicit_gemm_kernel(dtype, formula, tiles: Tiles, split: bool = False):
+    """``split``: a split-K part (its share of K from grid z, partial sums out, no
+    epilogue); a compile-time choice, so the whole-K kernel keeps its registers."""
     BM, BN, BK, TM, TN = tiles.bm, tiles.bn, tiles.bk, tiles.tm, tiles.tn
     RT, CT, NT = BM // TM, BN // TN, tiles.threads
     LA, LB = BM * BK // NT, BN * BK // NT
@@ -88,9 +90,12 @@ def implicit_gemm_kernel(dtype, formula, tiles: Tiles):
         rb = cuda.local.array(LB, elem)
         t = cuda.threadIdx.x
         tr, tc = t // CT, t % CT
-        g, split = cuda.blockIdx.z // splits, cuda.blockIdx.z % splits
-        kbeg = split * kchunk  # this block's share of R (all of it unless split-K)
-        kend = min(R, kbeg + kchunk)
+        if split:  # this block's share of R
+            g, part = cuda.blockIdx.z // splits, cuda.blockIdx.z % splits
+            kbeg = part * kchunk
+            kend = min(R, kbeg + kchunk)
+        else:
+            g, part, kbeg, kend = cuda.blockIdx.z, 0, 0, R
         m0, n0 = cuda.blockIdx.y * BM, cuda.blockIdx.x * BN
         # the one column q of every B slice this thread fetches (NT is a multiple of BN)
         q = n0 + t % BN
@@ -134,8 +139,8 @@ def implicit_gemm_kernel(dtype, formula, tiles: Tiles):
                     mo = g * mg + m
                     y = Cs[e // BN, e % BN]
                     o = obase + mo * P
-                    if splits > 1:  # a partial sum: ``split_sum_kernel`` finishes it
-                        out[split * total + o] = y
+                    if split:  # a partial sum: ``split_sum_kernel`` finishes it
+                        out[part * total + o] = y
                     else:
                         if has_bias:
                             y += bias[mo]
@@ -252,7 +257,7 @@ def conv_nd(X, W, B=None, Z=None, *, auto_pad="NOTSET", dilations=None, group=1,
         def run(tiles, splits=1):
             kchunk = split_chunk(R, splits, tiles.bk)
             target = out if splits == 1 else empty((splits * out.size,), X.dtype)
-            launch(implicit_gemm_kernel(X.dtype, formula, tiles),
+            launch(implicit_gemm_kernel(X.dtype, formula, tiles, splits > 1),
                    tiles.blocks(mg, n * P) + (group * splits,), tiles.threads, *head, table, c,
                    cg, mg, R, P, n * P, group, in3, s3, p3, o3, float(p0), float(p1),
                    target.flat, splits, kchunk, out.size)

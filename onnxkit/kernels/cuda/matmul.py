@@ -36,8 +36,9 @@ _offset = for_cuda(broadcast_offset)
 
 
 @lru_cache(maxsize=None)
-def gemm_kernel(dtype, formula, tiles: Tiles):
-    """The kernel for one element type, epilogue formula (``_scalar``) and tiling."""
+def gemm_kernel(dtype, formula, tiles: Tiles, split: bool = False):
+    """The kernel for one element type, epilogue formula (``_scalar``) and tiling;
+    ``split``: a split-K part (one batch, partial sums out), decided at compile time."""
     BM, BN, BK, TM, TN = tiles.bm, tiles.bn, tiles.bk, tiles.tm, tiles.tn
     RT, CT, NT = BM // TM, BN // TN, tiles.threads
     LA, LB = BM * BK // NT, BN * BK // NT  # slice elements each thread fetches
@@ -62,10 +63,13 @@ def gemm_kernel(dtype, formula, tiles: Tiles):
         tr, tc = t // CT, t % CT
         m0, n0 = cuda.blockIdx.y * BM, cuda.blockIdx.x * BN
         a_k_fast, b_k_fast = a_cs == 1, b_rs == 1  # which way each operand is contiguous
-        split = cuda.blockIdx.z % splits  # split-K (one batch only): this block's share of K
-        kbeg = split * kchunk
-        kend = min(K, kbeg + kchunk)
-        for batch in range(cuda.blockIdx.z // splits, batches, cuda.gridDim.z // splits):
+        if split:  # split-K (one batch only): this block's share of K
+            part, first, step = cuda.blockIdx.z, 0, 1
+            kbeg = part * kchunk
+            kend = min(K, kbeg + kchunk)
+        else:
+            part, first, step, kbeg, kend = 0, cuda.blockIdx.z, cuda.gridDim.z, 0, K
+        for batch in range(first, batches, step):
             a0 = _offset(batch, batch_shape, a_batch)
             b0 = _offset(batch, batch_shape, b_batch)
             for i in range(TM):
@@ -95,8 +99,8 @@ def gemm_kernel(dtype, formula, tiles: Tiles):
                 for e in range(t, RT * BN, NT):
                     row, col = m0 + RT * i + e // BN, n0 + e % BN
                     if row < M and col < N:
-                        if splits > 1:  # a partial sum: ``split_sum_kernel`` finishes it
-                            out[split * M * N + row * N + col] = Cs[e // BN, e % BN]
+                        if split:  # a partial sum: ``split_sum_kernel`` finishes it
+                            out[part * M * N + row * N + col] = Cs[e // BN, e % BN]
                         else:
                             y = alpha * Cs[e // BN, e % BN]
                             if has_c:
@@ -157,7 +161,7 @@ def tiled_gemm(A, a_strides, B, b_strides, C, c_strides, batch_shape, M, N, K, o
                    tiles.blocks(M, N) + (min(batches, 65535),), tiles.threads, *args, 1, K)
             return
         parts = empty((splits * M * N,), A.dtype)
-        launch(gemm_kernel(A.dtype, formula, tiles), tiles.blocks(M, N) + (splits,),
+        launch(gemm_kernel(A.dtype, formula, tiles, True), tiles.blocks(M, N) + (splits,),
                tiles.threads, *args[:-3], parts.flat, args[-2], args[-1], splits,
                split_chunk(K, splits, tiles.bk))
         launch_1d(split_sum_kernel(A.dtype, formula), M * N, parts.flat, splits, c_flat,
