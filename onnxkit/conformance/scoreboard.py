@@ -41,7 +41,7 @@ LABELS = {"pass": "passes", "adapted": "passes once adapted", "version": "refuse
           "fail": "wrong answer", "error": "error", "crash": "crash", "timeout": "timeout",
           "skip": "excluded", "unrun": "not run"}
 # which runtimes start first: the slow ones (per case), so that the run ends on a quick one
-_SLOWEST_FIRST = ("tinygrad", "openvino", "onnx.reference", "cpu", "reference", "tract",
+_SLOWEST_FIRST = ("tinygrad", "tvm", "openvino", "onnx.reference", "cpu", "reference", "tract",
                   "onnx2torch", "onnxruntime")
 _ADAPTED: dict[tuple[str, str], tuple] = {}
 

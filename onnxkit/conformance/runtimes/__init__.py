@@ -28,6 +28,7 @@ RUNTIMES = {
     "tract": "onnxkit.conformance.runtimes.tract",
     "onnx2torch": "onnxkit.conformance.runtimes.onnx2torch",
     "tinygrad": "onnxkit.conformance.runtimes.tinygrad",
+    "tvm": "onnxkit.conformance.runtimes.tvm",
 }
 ALIASES = {"onnx-reference": "onnx.reference", "ort": "onnxruntime", "torch": "onnx2torch"}
 
