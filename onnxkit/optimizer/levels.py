@@ -5,23 +5,23 @@
 | 0     | none      | the model as given                                                  |
 | 1     | basic     | constant and shape folding, no-op removal, CSE, dead code, BN / Mul / Add folded into Conv and Gemm / MatMul weights; pure standard ONNX |
 | 2     | extended  | fusions: Conv / Gemm / MatMul + activation, MatMul + Add, residual Add into Conv, LayerNorm, GELU, SkipLayerNorm, attention, Transpose / Reshape chains |
-| 3     | layout    | plans for the executors: layout (NHWC depthwise convs), in-place, buffer reuse |
+| 3     | layout    | level 2's passes: the layout, in-place and buffer plans it wrote went (``docs/optimizer.md``) |
 
 A level runs in stages, as onnxruntime applies its levels one after another: level 1's
 passes repeat until none changes the graph, then (levels 2 and 3) level 2's passes,
 which include level 1's, repeat until none does. Folding first matters: a fused node is
 in the onnxkit domain, for which onnx's shape inference has no schema, so shapes that
 only folding would make static must be static before the fusions. Passes with
-``repeat = False`` (the level-3 plans) run once at the end.
+``repeat = False`` run once at the end.
 """
 
 from __future__ import annotations
 
-from onnxkit.optimizer.passes import (activation_fusion, attention_fusion, batchnorm_affine, buffer_plan,
+from onnxkit.optimizer.passes import (activation_fusion, attention_fusion, batchnorm_affine,
                                       canonicalize, chains, constant_folding, conv_add_fusion, conv_fold,
                                       cse, dead_code, gelu_fusion, gemm_fold, identity_elimination,
-                                      inplace_plan, layer_norm_fusion, layout_plan, matmul_add_fusion,
-                                      noop_elimination, shape_folding, skip_layer_norm_fusion)
+                                      layer_norm_fusion, matmul_add_fusion, noop_elimination,
+                                      shape_folding, skip_layer_norm_fusion)
 
 BASIC = (
     constant_folding.PASS,
@@ -48,11 +48,10 @@ EXTENDED = BASIC[:-1] + (
     dead_code.PASS,
 )
 
-LAYOUT = EXTENDED + (
-    layout_plan.PASS,
-    inplace_plan.PASS,
-    buffer_plan.PASS,
-)
+# Level 3 is level 2: its plans (NHWC depthwise convs, in-place outputs, buffer reuse) were
+# metadata no executor read; the cpu executor decides these itself when it plans a model
+# (``docs/optimizer.md``, "Level 3"). The level stays, so that ``level=3`` keeps working.
+LAYOUT = EXTENDED
 
 LEVELS = {0: (), 1: BASIC, 2: EXTENDED, 3: LAYOUT}
 NAMES = {0: "none", 1: "basic", 2: "extended", 3: "layout"}
@@ -60,5 +59,5 @@ NAMES = {0: "none", 1: "basic", 2: "extended", 3: "layout"}
 
 def stages_for(level: int) -> tuple[tuple, ...]:
     """The pass lists run to a fixed point one after another; the last is the level's.
-    Level 3 repeats level 2's passes (its plans run once), so it is level 1, then itself."""
+    Levels 2 and 3 run level 1's passes, then level 2's."""
     return ((BASIC,) if level >= 2 else ()) + (LEVELS[level],)

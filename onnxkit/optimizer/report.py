@@ -24,7 +24,7 @@ from onnx import NodeProto
 from onnxkit.html import markdown_cell, terminal_text
 
 
-PLAN_PASSES = ("layout_plan", "inplace_plan", "buffer_plan")  # they plan, they do not rewrite
+PLAN_PASSES: tuple = ()  # passes that plan and do not rewrite (none since level 3's went)
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ class Report:
     rewrites: list[Rewrite] = field(default_factory=list)
     rejections: list[Rejection] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    plans: dict = field(default_factory=dict)  # level 3: in-place, buffers, layout
+    plans: dict = field(default_factory=dict)  # a planning pass's summary (none at present)
     iterations: int = 0
     seconds: float = 0.0
     stopped_early: bool = False  # a rewrite budget (bisect) ended the run
