@@ -9,9 +9,10 @@ import numpy as np
 
 import onnxkit
 from onnxkit.runtime.profile import Profiler
-from tests.cpu_models import build
+from tests.cpu_models import NAMES, build
 
-MODELS = ("resnet_block", "mobilenet_block", "transformer")
+MODELS = NAMES  # every family of the fast kernels (``python -m benchmarks.determinism``: the
+# benchmark's six models)
 SCRIPT = """
 import hashlib, sys
 sys.path.insert(0, {root!r})
@@ -41,7 +42,7 @@ def test_two_fresh_processes_give_bit_identical_outputs():
 def test_the_rule_s_outputs_match_the_reference():
     """What the rule runs is right too: each model within float32 rounding of the
     reference executor (float64 products, rounded once)."""
-    for name in MODELS:
+    for name in ("resnet_block", "mobilenet_block", "transformer"):
         model, feeds = build(name)
         (want,) = onnxkit.Session(model, executor="reference").run(None, feeds)
         (got,) = onnxkit.Session(model, executor="cpu", level=3).run(None, feeds)
