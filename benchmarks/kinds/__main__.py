@@ -84,7 +84,8 @@ def main(argv=None) -> int:
               + "".join(f"\n    FAIL {v}" for v in verdict), flush=True)
     header = (f"# Model kinds on onnxkit against onnxruntime — {time.strftime('%Y-%m-%d %H:%M')}"
               f"\n\n`python -m benchmarks.kinds` (see its docstring). {platform.processor() or platform.machine()}, "
-              f"{os.cpu_count()} cores, {args.threads} threads per runtime; best ms of up to 30 runs "
+              f"{os.cpu_count()} cores, {args.threads} thread{'s' * (args.threads > 1)} per "
+              f"runtime; best ms of up to 30 runs "
               f"(the machine was shared: load average {_load(rows)}). "
               f"Ratios are to onnxruntime ENABLE_ALL; node counts are top-level nodes with "
               f"model-local functions inlined.")
