@@ -4,7 +4,8 @@
 the module is legalized to TensorIR and compiled with ``tvm.compile(mod, target="llvm")``,
 then run on a ``relax.VirtualMachine`` with one ``tvm.runtime`` tensor per graph input,
 positionally in graph input order (initializers excluded). Its result (a tensor, or a tuple
-of them in graph output order) is read back with ``.numpy()``. TVM has no string values;
+of them in graph output order) is read back with ``.numpy()``; a shape value (what ``Shape``
+computes, which Relax keeps as a tuple of ints) as int64. TVM has no string values;
 sequences and optionals are the frontend's errors.
 
 Compiling each model with LLVM takes about a second here, so the scoreboard runs it on every
@@ -28,7 +29,9 @@ def version() -> str | None:
 def _to_numpy(value):
     if hasattr(value, "numpy"):
         return value.numpy()
-    if isinstance(value, (list, tuple)) or type(value).__name__ == "Array":
+    if isinstance(value, (list, tuple)) or type(value).__name__ in ("Array", "Shape", "ShapeTuple"):
+        if all(isinstance(v, (int, np.integer)) for v in value):
+            return np.asarray(list(value), np.int64)  # a shape value (Shape's output): int64
         return [_to_numpy(v) for v in value]
     return np.asarray(value)
 
