@@ -21,6 +21,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from onnxkit.errors import KernelInputError
+
 # ---------------------------------------------------------------- compiled helpers
 
 
@@ -221,7 +223,7 @@ def broadcast_strides(shape, out_shape) -> np.ndarray:
     shape = tuple(shape)
     out_shape = tuple(out_shape)
     if len(shape) > len(out_shape):
-        raise ValueError(f"shape {list(shape)} does not broadcast to {list(out_shape)}")
+        raise KernelInputError(f"shape {list(shape)} does not broadcast to {list(out_shape)}")
     own = contiguous_strides(shape)
     strides = np.zeros(len(out_shape), dtype=np.int64)
     lead = len(out_shape) - len(shape)
@@ -229,7 +231,7 @@ def broadcast_strides(shape, out_shape) -> np.ndarray:
         if size == out_shape[lead + axis]:
             strides[lead + axis] = own[axis] if size != 1 else 0
         elif size != 1:
-            raise ValueError(f"shape {list(shape)} does not broadcast to {list(out_shape)}")
+            raise KernelInputError(f"shape {list(shape)} does not broadcast to {list(out_shape)}")
     return strides
 
 

@@ -24,7 +24,8 @@ def _device_usable() -> bool:
         return False
 
 
-NEEDS_DEVICE = ("test_kernels.py", "test_executor.py", "test_tiles.py", "test_attention_model.py")
+NEEDS_DEVICE = ("test_kernels.py", "test_executor.py", "test_tiles.py", "test_attention_model.py",
+                "test_graphs.py", "test_kernel_errors.py")
 collect_ignore = [] if _device_usable() else list(NEEDS_DEVICE)
 if SIMULATOR:  # the PTX compile check runs without the simulator (plain `pytest tests`)
     collect_ignore.append("test_ptx.py")

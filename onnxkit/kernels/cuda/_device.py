@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from onnxkit.errors import KernelInputError
 from onnxkit.kernels.cuda._simulator import install as fix_simulator
 from onnxkit.kernels.indexing import simulated  # noqa: F401 (the one test, for every cuda module)
 from onnxkit.runtime.limits import check_allocation
@@ -72,7 +73,7 @@ class DeviceTensor:
             shape = shape[0]
         shape = tuple(int(d) for d in shape)
         if math.prod(shape) != self.size:
-            raise ValueError(f"cannot reshape {list(self.shape)} ({self.size} elements) "
+            raise KernelInputError(f"cannot reshape {list(self.shape)} ({self.size} elements) "
                              f"to {list(shape)}")
         view = DeviceTensor(self.flat, shape, self.dtype)
         if self._host is not None:

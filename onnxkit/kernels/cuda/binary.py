@@ -9,6 +9,7 @@ spec's rule); a node given mixed dtypes runs on the host where the reference exp
 https://onnx.ai/onnx/operators/onnx__Add.html  https://onnx.ai/onnx/operators/onnx__Where.html
 """
 
+from onnxkit.errors import KernelInputError
 from onnxkit.kernels.cuda import CUDA
 from onnxkit.kernels.cuda import _scalar as s
 from onnxkit.kernels.cuda._device import (DEVICE_DTYPES, FLOAT_DTYPES, HostFallback, device,
@@ -60,7 +61,7 @@ def pow_(X, Y):
 def prelu(X, slope):
     X, slope = _same(X, slope, FLOAT_DTYPES)
     if broadcast_shape(X.shape, slope.shape) != X.shape:
-        raise ValueError(f"slope {list(slope.shape)} does not broadcast to X {list(X.shape)}")
+        raise KernelInputError(f"PRelu: slope {list(slope.shape)} does not broadcast to X {list(X.shape)}")
     return binary(X, slope, s.prelu)
 
 

@@ -11,6 +11,7 @@ https://onnx.ai/onnx/operators/onnx__Concat.html
 import numpy as np
 from numba import cuda
 
+from onnxkit.errors import KernelInputError
 from onnxkit.kernels.cuda import CUDA
 from onnxkit.kernels.cuda._device import (DEVICE_DTYPES, HostFallback, device, empty, launch_1d,
                                           need_dtype)
@@ -27,7 +28,7 @@ def _place_kernel(x, block, row, start, out):
 
 def _concat(inputs, axis):
     if not inputs:
-        raise ValueError("Concat needs at least one input")
+        raise KernelInputError("Concat needs at least one input")
     tensors = [device(x, f"inputs {i}") for i, x in enumerate(inputs)]
     first = tensors[0]
     need_dtype(first, DEVICE_DTYPES, "inputs 0")
@@ -35,9 +36,9 @@ def _concat(inputs, axis):
     shapes = [list(x.shape) for x in tensors]
     for t in tensors:
         if t.ndim != first.ndim:
-            raise ValueError(f"Concat inputs have different ranks: {shapes}")
+            raise KernelInputError(f"Concat inputs have different ranks: {shapes}")
         if t.shape[:axis] + t.shape[axis + 1:] != first.shape[:axis] + first.shape[axis + 1:]:
-            raise ValueError(f"Concat inputs differ off axis {axis}: {shapes}")
+            raise KernelInputError(f"Concat inputs differ off axis {axis}: {shapes}")
         if t.dtype != first.dtype:
             raise HostFallback(f"inputs mix {first.dtype} and {t.dtype}")
     total = sum(t.shape[axis] for t in tensors)

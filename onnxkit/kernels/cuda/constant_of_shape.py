@@ -8,6 +8,7 @@ https://onnx.ai/onnx/operators/onnx__ConstantOfShape.html
 
 import numpy as np
 
+from onnxkit.errors import KernelInputError
 from onnxkit.kernels.cuda import CUDA
 from onnxkit.kernels.cuda._device import DEVICE_DTYPES, HostFallback, host
 from onnxkit.kernels.cuda._elementwise import full
@@ -21,11 +22,12 @@ def constant_of_shape(input_shape, *, value=None):
     if value is None:
         value = np.zeros(1, dtype=np.float32)
     if value.size != 1:
-        raise ValueError(f"'value' must hold one element, got shape {list(value.shape)}")
+        raise KernelInputError(f"ConstantOfShape: 'value' must hold one element, got shape "
+                               f"{list(value.shape)}")
     if value.dtype not in DEVICE_DTYPES:
         raise HostFallback(f"value is {value.dtype}, a dtype the device does not hold")
     shape = int_list(host(input_shape, "input"))
     if any(d < 0 for d in shape):
-        raise ValueError(f"shape {shape} has a negative dimension")
+        raise KernelInputError(f"ConstantOfShape: shape {shape} has a negative dimension")
     check_allocation(shape, value.dtype, "ConstantOfShape output")
     return full(shape, value.dtype, value.reshape(-1)[0])

@@ -9,6 +9,7 @@ https://onnx.ai/onnx/operators/onnx__Expand.html
 
 import numpy as np
 
+from onnxkit.errors import KernelInputError
 from onnxkit.kernels.cuda import CUDA
 from onnxkit.kernels.cuda._device import DEVICE_DTYPES, device, host, need_dtype
 from onnxkit.kernels.cuda._elementwise import strided
@@ -26,7 +27,7 @@ def expand(data, shape):
     try:
         out_shape = np.broadcast_shapes(X.shape, tuple(target))
     except ValueError:
-        raise ValueError(f"cannot broadcast input {list(X.shape)} to shape {target}") from None
+        raise KernelInputError(f"Expand: cannot broadcast input {list(X.shape)} to shape {target}") from None
     check_allocation(out_shape, X.dtype, "Expand output")
     if out_shape == X.shape:
         return X  # nothing to broadcast: share the buffer

@@ -16,6 +16,7 @@ import numba
 import numpy as np
 from numba import cuda
 
+from onnxkit.errors import KernelInputError
 from onnxkit.kernels.cuda import CUDA
 from onnxkit.kernels.cuda import _scalar as s
 from onnxkit.kernels.cuda._device import (FLOAT_DTYPES, HostFallback, device, empty, launch,
@@ -102,7 +103,7 @@ def onnxkit_layer_normalization(X, Scale, B=None, *, axis=-1, epsilon=1e-5, stas
 def skip_layer_normalization(X, Skip, Scale, B=None, *, axis=-1, epsilon=1e-5):
     X, Skip = device(X, "X"), device(Skip, "Skip")
     if X.shape != Skip.shape:
-        raise ValueError(f"X has shape {list(X.shape)} and Skip {list(Skip.shape)}; "
+        raise KernelInputError(f"X has shape {list(X.shape)} and Skip {list(Skip.shape)}; "
                          "they must match")
     if X.dtype != Skip.dtype:
         raise HostFallback(f"X is {X.dtype}, Skip is {Skip.dtype}")

@@ -14,6 +14,7 @@ https://onnx.ai/onnx/operators/onnx__Pad.html  https://onnx.ai/onnx/operators/on
 import numpy as np
 from numba import cuda
 
+from onnxkit.errors import KernelInputError
 from onnxkit.kernels.cuda import CUDA
 from onnxkit.kernels.cuda._device import (DEVICE_DTYPES, HostFallback, device, empty, host,
                                           launch_1d, need_dtype, shape_tuple)
@@ -57,10 +58,10 @@ def _pad(data, pads, mode, value, axes=None, modes=("constant", "reflect", "edge
     X = device(data, "data")
     need_dtype(X, DEVICE_DTYPES, "data")
     if mode not in modes:
-        raise ValueError(f"unsupported pad mode {mode!r} (accepted: {', '.join(modes)})")
+        raise KernelInputError(f"unsupported pad mode {mode!r} (accepted: {', '.join(modes)})")
     axes = list(range(X.ndim)) if axes is None else normalize_axes(axes, X.ndim)
     if len(pads) != 2 * len(axes):
-        raise ValueError(f"pads {pads} must hold 2 values per padded axis ({len(axes)} axes)")
+        raise KernelInputError(f"pads {pads} must hold 2 values per padded axis ({len(axes)} axes)")
     width = [(0, 0)] * X.ndim
     for i, axis in enumerate(axes):
         width[axis] = (pads[i], pads[i + len(axes)])
@@ -111,7 +112,7 @@ def pad(data, pads, constant_value=None, axes=None, *, mode="constant"):
 
 def _tile(X, repeats):
     if len(repeats) != X.ndim or any(r < 0 for r in repeats):
-        raise ValueError(f"repeats {repeats} must be {X.ndim} non-negative counts "
+        raise KernelInputError(f"repeats {repeats} must be {X.ndim} non-negative counts "
                          f"(one per axis of {list(X.shape)})")
     return _launch(X, 0, X.shape, (0,) * X.ndim, MODES["wrap"],
                    [d * r for d, r in zip(X.shape, repeats)])

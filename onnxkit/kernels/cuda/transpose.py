@@ -6,6 +6,7 @@
 https://onnx.ai/onnx/operators/onnx__Transpose.html
 """
 
+from onnxkit.errors import KernelInputError
 from onnxkit.kernels.cuda import CUDA
 from onnxkit.kernels.cuda._device import DEVICE_DTYPES, device, need_dtype
 from onnxkit.kernels.cuda._elementwise import strided
@@ -19,7 +20,7 @@ def transpose(data, *, perm=None):
     need_dtype(X, DEVICE_DTYPES, "data")
     perm = list(range(X.ndim))[::-1] if perm is None else [int(p) for p in perm]
     if sorted(perm) != list(range(X.ndim)):
-        raise ValueError(f"perm {perm} is not a permutation of the {X.ndim} axes")
+        raise KernelInputError(f"Transpose: perm {perm} is not a permutation of the {X.ndim} axes")
     shape = tuple(X.shape[p] for p in perm)
     if perm == sorted(perm):
         return X  # nothing moves: share the buffer

@@ -8,6 +8,7 @@ https://onnx.ai/onnx/operators/onnx__Relu.html (and each operator's page)
 
 import numpy as np
 
+from onnxkit.errors import KernelInputError
 from onnxkit.kernels.cuda import CUDA
 from onnxkit.kernels.cuda import _scalar as s
 from onnxkit.kernels.cuda._device import DEVICE_DTYPES, FLOAT_DTYPES, device, host, need_dtype
@@ -70,7 +71,7 @@ def softplus(X):
 @op("Gelu", 20, registry=CUDA)
 def gelu(X, *, approximate="none"):
     if approximate not in ("none", "tanh"):
-        raise ValueError(f"attribute approximate must be 'none' or 'tanh', got {approximate!r}")
+        raise KernelInputError(f"Gelu: attribute approximate must be 'none' or 'tanh', got {approximate!r}")
     return _float(X, s.gelu if approximate == "none" else s.gelu_tanh)
 
 
