@@ -4,7 +4,7 @@
 |-------|-----------|---------------------------------------------------------------------|
 | 0     | none      | the model as given                                                  |
 | 1     | basic     | constant and shape folding, no-op removal, CSE, dead code, BN / Mul / Add folded into Conv and Gemm / MatMul weights; pure standard ONNX |
-| 2     | extended  | fusions: Conv / Gemm / MatMul + activation, MatMul + Add, residual Add into Conv, LayerNorm, RMSNorm, GELU, SkipLayerNorm, attention, Transpose / Reshape chains |
+| 2     | extended  | fusions: Conv / Gemm / MatMul + activation, MatMul + Add, residual Add into Conv, LayerNorm, RMSNorm, GELU, SkipLayerNorm, attention, Transpose / Reshape chains, Slices to Split |
 | 3     | layout    | level 2's passes: the layout, in-place and buffer plans it wrote went (``docs/optimizer.md``) |
 
 A level runs in stages, as onnxruntime applies its levels one after another: level 1's
@@ -21,7 +21,8 @@ from onnxkit.optimizer.passes import (activation_fusion, attention_fusion, batch
                                       canonicalize, chains, constant_folding, conv_add_fusion, conv_fold,
                                       cse, dead_code, gelu_fusion, gemm_fold, identity_elimination,
                                       layer_norm_fusion, matmul_add_fusion, noop_elimination,
-                                      rms_norm_fusion, shape_folding, skip_layer_norm_fusion)
+                                      rms_norm_fusion, shape_folding, skip_layer_norm_fusion,
+                                      slice_split)
 
 BASIC = (
     constant_folding.PASS,
@@ -38,6 +39,7 @@ BASIC = (
 
 EXTENDED = BASIC[:-1] + (
     chains.PASS,
+    slice_split.PASS,
     gelu_fusion.PASS,
     layer_norm_fusion.PASS,
     rms_norm_fusion.PASS,
