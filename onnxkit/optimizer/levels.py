@@ -3,7 +3,7 @@
 | level | name      | what                                                                |
 |-------|-----------|---------------------------------------------------------------------|
 | 0     | none      | the model as given                                                  |
-| 1     | basic     | constant and shape folding, no-op removal, CSE, dead code, BN / Mul / Add folded into Conv and Gemm / MatMul weights; pure standard ONNX |
+| 1     | basic     | model-local functions inlined, constant, CastLike and shape folding, no-op removal, CSE, dead code, BN / Mul / Add folded into Conv and Gemm / MatMul weights; pure standard ONNX |
 | 2     | extended  | fusions: Conv / Gemm / MatMul + activation, MatMul + Add, residual Add into Conv, LayerNorm, RMSNorm, GELU, SkipLayerNorm, attention, Transpose / Reshape chains, Slices to Split |
 | 3     | layout    | level 2's passes: the layout, in-place and buffer plans it wrote went (``docs/optimizer.md``) |
 
@@ -18,14 +18,16 @@ only folding would make static must be static before the fusions. Passes with
 from __future__ import annotations
 
 from onnxkit.optimizer.passes import (activation_fusion, attention_fusion, batchnorm_affine,
-                                      canonicalize, chains, constant_folding, conv_add_fusion, conv_fold,
+                                      canonicalize, cast_like_folding, chains, constant_folding, conv_add_fusion, conv_fold,
                                       cse, dead_code, gelu_fusion, gemm_fold, identity_elimination,
                                       layer_norm_fusion, matmul_add_fusion, noop_elimination,
                                       rms_norm_fusion, shape_folding, skip_layer_norm_fusion,
-                                      slice_split)
+                                      inline_functions, slice_split)
 
 BASIC = (
+    inline_functions.PASS,
     constant_folding.PASS,
+    cast_like_folding.PASS,
     shape_folding.PASS,
     identity_elimination.PASS,
     noop_elimination.PASS,
