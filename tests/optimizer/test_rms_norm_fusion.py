@@ -7,6 +7,7 @@ import numpy as np
 import onnx
 import pytest
 
+import onnxkit
 from onnxkit.optimizer import optimize
 from onnxkit.optimizer.passes import rms_norm_fusion
 from tests.optimizer._exported import check_against_ort, export, op_types
@@ -108,3 +109,23 @@ def test_not_fused_when_it_would_change_the_result(body, reason):
     _, report = optimize(m, 1, passes=(rms_norm_fusion.PASS,))
     assert report.count("rms_norm_fusion") == 0
     assert any(reason in r.reason for r in report.rejections), report.rejections
+
+
+def test_a_symbolic_batch_axis_still_fuses():
+    m = model('<ir_version: 8, opset_import: ["" : 17]>' + """
+    g (float[N,3,8] x) => (float[N,3,8] y) {
+        sq = Pow (x, two)
+        ms = ReduceMean <axes = [-1]> (sq)
+        a = Add (ms, eps)
+        s = Sqrt (a)
+        r = Div (one, s)
+        n = Mul (x, r)
+        y = Mul (n, w)
+    }""", eps=np.array(1e-6, np.float32), two=np.array(2, np.float32),
+        one=np.array(1, np.float32), w=rand(8, low=0.5))
+    x = rand(5, 3, 8)
+    out, report = run_pass(m, rms_norm_fusion.PASS, feeds={"x": x})
+    assert [(n.domain, n.op_type) for n in out.graph.node] == [("onnxkit", "RMSNormalization")]
+    ms = (x.astype(np.float64) ** 2).mean(-1, keepdims=True)  # hand-computed oracle
+    y, = onnxkit.Session(out).run(None, {"x": x})
+    np.testing.assert_allclose(y, x / np.sqrt(ms + 1e-6) * rand(8, low=0.5), rtol=1e-5)

@@ -4,6 +4,7 @@ as both exporters write it, checked against onnxruntime, and hand-written edge c
 import numpy as np
 import pytest
 
+import onnxkit
 from onnxkit.optimizer import optimize
 from onnxkit.optimizer.passes import slice_split
 from tests.optimizer._exported import check_against_ort, export, op_types
@@ -67,3 +68,17 @@ def test_no_split_when_the_slices_do_not_tile_the_axis(second):
         ax=np.array([1]), two=np.array([2]))
     out, report = run_pass(m, slice_split.PASS)
     assert op_types(out) == ["Slice", "Slice"]
+
+
+def test_a_symbolic_batch_axis_still_splits_the_static_one():
+    m = model(H + """
+    g (float[N,8] x) => (float[N,4] a, float[N,4] b) {
+        a = Slice (x, z, h, ax)
+        b = Slice (x, h, e, ax)
+    }""", z=np.array([0]), h=np.array([4]), e=np.array([8]), ax=np.array([-1]))
+    x = np.arange(24, dtype=np.float32).reshape(3, 8)
+    out, report = run_pass(m, slice_split.PASS, feeds={"x": x})
+    assert op_types(out) == ["Split"]
+    a, b = onnxkit.Session(out).run(None, {"x": x})
+    np.testing.assert_array_equal(a, x[:, :4])
+    np.testing.assert_array_equal(b, x[:, 4:])

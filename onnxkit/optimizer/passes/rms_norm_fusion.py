@@ -37,8 +37,17 @@ def _axes(g, x, node):
     return normalize_axes(axes, g.rank(x))
 
 
+def _normalized_dims(g, x, axes) -> tuple | None:
+    """The static lengths of the normalized (trailing) axes; other axes may be symbolic."""
+    shape = g.shape(x)
+    if shape is None or not axes:
+        return None
+    tail = tuple(shape[axes[0]:])
+    return tail if all(isinstance(d, int) for d in tail) else None
+
+
 def _check(g, x, eps, mean, scale=None):
-    rank, dims = g.rank(x), g.static_shape(x)
+    rank = g.rank(x)
     if rank is None or not is_float(g, x):
         return "the input's rank or element type is unknown"
     a = _axes(g, x, mean)
@@ -53,6 +62,7 @@ def _check(g, x, eps, mean, scale=None):
         return "epsilon is not a constant scalar"
     if g.dtype(eps) != g.dtype(x):
         return "epsilon's element type differs from the input's"
+    dims = _normalized_dims(g, x, a)
     if scale is None:
         if dims is None:
             return "without a scale, the normalized shape must be known"
@@ -64,8 +74,8 @@ def _check(g, x, eps, mean, scale=None):
         return "the scale's element type differs from the input's"
     if len(shape) > len(a) and any(d != 1 for d in shape[:len(shape) - len(a)]):
         return f"the scale {list(shape)} varies along an axis that is not normalized"
-    if tuple(shape[-len(a):]) != tuple(dims[a[0]:]):  # the product must not broadcast x
-        return f"the scale {list(shape)} is not of the normalized shape {list(dims[a[0]:])}"
+    if tuple(shape[-len(a):]) != dims:  # the product must not broadcast x
+        return f"the scale {list(shape)} is not of the normalized shape {list(dims)}"
     return None
 
 
@@ -74,10 +84,11 @@ def _rewrite(op, x, eps, mean, scale=None):
     axes = _axes(g, x, mean)
     rank = g.rank(x)
     dtype = g.constant(eps).dtype
+    dims = _normalized_dims(g, x, axes)
     if scale is None:
-        scale = op.constant(np.ones(g.static_shape(x)[axes[0]:], dtype=dtype), "ones")
+        scale = op.constant(np.ones(dims, dtype=dtype), "ones")
     elif len(g.static_shape(scale)) > len(axes):
-        scale = op.Reshape(scale, op.constant(np.array(g.static_shape(x)[axes[0]:], np.int64), "shape"))
+        scale = op.Reshape(scale, op.constant(np.array(dims, np.int64), "shape"))
     epsilon = float(g.constant(eps).reshape(-1)[0])
     domain = "" if g.opsets.get("", 0) >= 23 else "onnxkit"
     return op.RMSNormalization(x, scale, axis=axes[0] - rank, epsilon=epsilon, _domain=domain)

@@ -26,7 +26,7 @@ def _bounds(g: Graph, node: NodeProto):
     if len(node.input) < 3:
         return "the Slice takes its bounds as attributes (opset < 10)"
     rank = g.rank(node.input[0])
-    dims = g.static_shape(node.input[0])
+    dims = g.shape(node.input[0])
     ops = [g.constant(v) if v else None for v in list(node.input[1:5]) + [""] * (5 - len(node.input))]
     starts, ends, axes, steps = ops
     if starts is None or ends is None or (len(node.input) > 3 and node.input[3] and axes is None) \
@@ -37,10 +37,14 @@ def _bounds(g: Graph, node: NodeProto):
     if steps is not None and int(steps.reshape(-1)[0]) != 1:
         return "the step is not 1"
     if rank is None or dims is None:
-        return "the input's shape is not static"
+        return "the input's shape is not known"
     axis = int(axes.reshape(-1)[0]) if axes is not None else 0
     axis = axis + rank if axis < 0 else axis
+    if not 0 <= axis < rank:
+        return f"axis {axis} is out of range"
     length = dims[axis]
+    if not isinstance(length, int):
+        return "the sliced axis has no static length"
 
     def clamp(v):
         v = int(v)
@@ -84,7 +88,7 @@ class SliceSplit(Pass):
         for (x, axis), pieces in groups.items():
             if len(pieces) < 2:
                 continue
-            length = g.static_shape(x)[axis]
+            length = g.shape(x)[axis]
             chain = _tiling(pieces, length)
             if chain is None:
                 ctx.reject(self.name, "Slices -> Split", pieces[0][2],
