@@ -4,7 +4,7 @@
 |-------|-----------|---------------------------------------------------------------------|
 | 0     | none      | the model as given                                                  |
 | 1     | basic     | model-local functions inlined, constant, CastLike and shape folding, no-op removal, CSE, dead code, BN / Mul / Add folded into Conv and Gemm / MatMul weights; pure standard ONNX |
-| 2     | extended  | fusions: Conv / Gemm / MatMul + activation, MatMul + Add, residual Add into Conv, LayerNorm, RMSNorm, GELU, SkipLayerNorm, attention, Transpose / Reshape chains, Slices to Split |
+| 2     | extended  | fusions: Conv / Gemm / MatMul + activation, MatMul + Add, residual Add into Conv, LayerNorm, RMSNorm, GELU, SkipLayerNorm, attention, Transpose / Reshape chains, Slices to Split, scalar factors of a MatMul's operands |
 | 3     | layout    | level 2's passes: the layout, in-place and buffer plans it wrote went (``docs/optimizer.md``) |
 
 A level runs in stages, as onnxruntime applies its levels one after another: level 1's
@@ -22,7 +22,7 @@ from onnxkit.optimizer.passes import (activation_fusion, attention_fusion, batch
                                       cse, dead_code, gelu_fusion, gemm_fold, identity_elimination,
                                       layer_norm_fusion, matmul_add_fusion, noop_elimination,
                                       rms_norm_fusion, shape_folding, skip_layer_norm_fusion,
-                                      inline_functions, slice_split)
+                                      inline_functions, matmul_scale_fold, slice_split)
 
 BASIC = (
     inline_functions.PASS,
@@ -47,6 +47,7 @@ EXTENDED = BASIC[:-1] + (
     rms_norm_fusion.PASS,
     skip_layer_norm_fusion.PASS,
     attention_fusion.PASS,
+    matmul_scale_fold.PASS,
     matmul_add_fusion.PASS,
     conv_add_fusion.PASS,
     activation_fusion.PASS,
