@@ -9,6 +9,9 @@
 
 The float mask is read in its own shape (each axis 1 or the scores'), rows contiguous;
 a bool mask becomes 0 / -inf.
+float16 is computed in float32 and stored as float16: the inputs (and a float16 mask)
+are widened once, the result rounded once (numpy has no BLAS for float16, and its
+float16 products and exp run element by element).
 Grouped-query attention (fewer kv heads), masks shorter than the keys (padded by the
 reference), softcap and non-float types run the reference kernel.
 https://onnx.ai/onnx/operators/onnx__Attention.html ; see docs/onnxkit-domain.md
@@ -30,6 +33,7 @@ from onnxkit.ops.fused.attention import attention as reference_attention
 from onnxkit.ops.registry import op
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+HALF = np.dtype(np.float16)
 
 
 @njit(cache=True, parallel=True)
@@ -109,6 +113,12 @@ def _as_float_mask(attn_mask, dtype):
 
 
 def attention_fast(Q, K, V, attn_mask, is_causal, kv_num_heads, q_num_heads, scale, softcap):
+    if Q.dtype == HALF and K.dtype == HALF and V.dtype == HALF:
+        if attn_mask is not None and attn_mask.dtype == HALF:
+            attn_mask = attn_mask.astype(np.float32)
+        Y = attention_fast(Q.astype(np.float32), K.astype(np.float32), V.astype(np.float32),
+                           attn_mask, is_causal, kv_num_heads, q_num_heads, scale, softcap)
+        return None if Y is None else Y.astype(HALF)
     if (Q.dtype not in FLOATS or K.dtype != Q.dtype or V.dtype != Q.dtype or softcap
             or not Q.ndim == K.ndim == V.ndim or Q.ndim not in (3, 4) or Q.size == 0
             or K.size == 0 or V.size == 0):
