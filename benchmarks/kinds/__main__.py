@@ -4,16 +4,18 @@
     python -m benchmarks.kinds                   # every model (~15 min on 2 cores)
     python -m benchmarks.kinds --kinds trees recurrent --quick
     python -m benchmarks.kinds --models bert_ts gpt2_past_dynamo
+    python -m benchmarks.kinds --kinds vision --levels   # cpu levels 1 and 2 timed too
 
 Every model is built from random weights (no downloads) and cached under
 ``.cache/kinds/`` (``--rebuild`` exports again). Each runs in a process of its own
 (``benchmarks.kinds.measure``): outputs of onnxkit ``cpu`` level 3 and ``reference``
 against onnxruntime with optimizations off; node counts at onnxkit level 2 against
 onnxruntime EXTENDED; median ms of onnxkit cpu L3, onnxkit reference, onnxruntime
-ENABLE_ALL and onnx.reference, each on ``--threads`` threads. A model whose library is
-missing is skipped. Writes ``kinds.md`` and ``kinds.json`` to ``--out`` (not with
-``--quick`` unless ``--out`` is given); exits 1 when an onnxkit output is beyond its
-tolerance or a model fails.
+ENABLE_ALL and onnx.reference, each on ``--threads`` threads; for the fp16 model (every
+model with ``--levels``) cpu levels 1 and 2 as well, and level 2 slower than level 1
+fails the run. A model whose library is missing is skipped. Writes ``kinds.md`` and
+``kinds.json`` to ``--out`` (not with ``--quick`` unless ``--out`` is given); exits 1 when
+an onnxkit output is beyond its tolerance, level 2 is slower than level 1, or a model fails.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def run_one(name: str, args) -> dict:
     cmd = [sys.executable, "-m", "benchmarks.kinds.measure", name, "--threads",
            str(args.threads), "--cap", str(args.cap)]
-    cmd += ["--quick"] * args.quick + ["--rebuild"] * args.rebuild
+    cmd += ["--quick"] * args.quick + ["--rebuild"] * args.rebuild + ["--levels"] * args.levels
     env = {**os.environ, "PYTHONWARNINGS": "ignore", "NUMBA_NUM_THREADS": str(args.threads),
            "OMP_NUM_THREADS": str(args.threads)}
     env.setdefault("NUMBA_CACHE_DIR", str(ROOT / ".cache" / "numba"))
@@ -65,6 +67,8 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true",
                         help="few runs, no onnxkit/onnx reference timing")
     parser.add_argument("--rebuild", action="store_true")
+    parser.add_argument("--levels", action="store_true",
+                        help="time cpu levels 1 and 2 on every model (always on the fp16 model)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--cap", type=float, default=3.0,
                         help="a runtime whose run takes longer (s) is timed once")
@@ -80,6 +84,8 @@ def main(argv=None) -> int:
         verdict = report.failures(rows[-1])
         print(f"{name}: {time.perf_counter() - start:.0f}s, cpu L3 / ORT "
               f"{report.fmt(report.ratio(rows[-1], 'cpu-L3'))}"
+              + ("" if (lv := report.levels(rows[-1])) is None
+                 else f", cpu L1 {lv[0]:.2f} ms, L2 {lv[1]:.2f} ms (L2 / L1 {lv[1] / lv[0]:.2f})")
               + (f", {rows[-1]['skipped']}" if "skipped" in rows[-1] else "")
               + "".join(f"\n    FAIL {v}" for v in verdict), flush=True)
     header = (f"# Model kinds on onnxkit against onnxruntime — {time.strftime('%Y-%m-%d %H:%M')}"

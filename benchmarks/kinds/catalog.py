@@ -1,5 +1,6 @@
 """The model kinds of ``python -m benchmarks.kinds``: each model's kind, builder, the
-libraries it needs (missing ones make it skipped, not failed) and its output tolerance.
+libraries it needs (missing ones make it skipped, not failed), its output tolerance and
+whether cpu levels 1 and 2 are timed too (``levels``: level 2 must not be slower).
 
 A builder takes the ``.onnx`` path to write and returns the feeds (numpy arrays). The
 torch builders of ``hf`` and ``vision`` return a module and inputs instead; ``_exported``
@@ -26,6 +27,7 @@ class Entry:
     build: Callable
     needs: tuple[str, ...]
     tolerance: float = TOLERANCE["float32"]
+    levels: bool = False
 
 
 def _exported(torch_builder, exporter: str):
@@ -51,8 +53,9 @@ def _entries():
     for name in ("resnet18_qdq", "resnet18_qoperator"):
         yield Entry(name, "quantized", quant.MODELS[name], ("torch", "torchvision", "onnxruntime"),
                     TOLERANCE["quantized"])
+    # level 2's fused Attention and FusedMatMul once ran float16 without BLAS, 3x level 1
     yield Entry("fp16_conv_attention", "fp16", small.fp16, ("torch", "onnxconverter_common"),
-                TOLERANCE["float16"])
+                TOLERANCE["float16"], levels=True)
     for name in ("lstm_tagger", "gru_tagger"):
         yield Entry(name, "recurrent", small.MODELS[name], ("torch",))
     for name, builder in trees.MODELS.items():

@@ -1,10 +1,12 @@
 """One model of the kinds benchmark, in a process of its own: built (or read from the
 cache), its outputs checked against onnxruntime, its node counts taken, and timed.
 
-    python -m benchmarks.kinds.measure NAME [--quick] [--threads N] [--rebuild]
+    python -m benchmarks.kinds.measure NAME [--quick] [--threads N] [--rebuild] [--levels]
 
 prints one JSON line. Oracle: onnxruntime with graph optimizations off. Timed: onnxkit
-``cpu`` level 3, onnxkit ``reference`` (level 0), onnxruntime ENABLE_ALL, onnx.reference.
+``cpu`` level 3, onnxkit ``reference`` (level 0), onnxruntime ENABLE_ALL, onnx.reference,
+and for the catalog's ``levels`` models (all with ``--levels``) onnxkit ``cpu`` levels 1
+and 2, which ``report`` compares.
 A runtime whose first run takes longer than ``--cap`` seconds is timed by that run alone.
 The best of the runs is reported beside the median: on a shared machine it is the one
 least disturbed by other processes (the load average before and after is recorded).
@@ -28,6 +30,7 @@ from benchmarks.kinds.catalog import CATALOG, Entry
 
 CACHE = Path(__file__).resolve().parents[2] / ".cache" / "kinds"
 RUNTIMES = ("cpu-L3", "onnxkit-ref", "ort-all", "onnx-ref")
+LEVELS = ("cpu-L1", "cpu-L2")  # timed for ``Entry.levels`` models
 
 
 def missing(entry: Entry) -> list[str]:
@@ -93,7 +96,8 @@ def runner(runtime: str, path: Path, threads: int):
         return lambda f: evaluator.run(None, f)
     import onnxkit
 
-    executor, level = ("cpu", 3) if runtime == "cpu-L3" else ("reference", 0)
+    cpu = runtime.startswith("cpu-L")  # cpu-L1, cpu-L2, cpu-L3
+    executor, level = ("cpu", int(runtime[-1])) if cpu else ("reference", 0)
     sess = onnxkit.Session(str(path), executor=executor, level=level)
     return lambda f: sess.run(None, f)
 
@@ -156,16 +160,18 @@ def measure(entry: Entry, args) -> dict:
     row["times"], row["check"], row["errors"] = {}, {}, {}
     budget, most = (0.3, 5) if args.quick else (1.5, 30)
     row["load"] = [round(os.getloadavg()[0], 1)]
-    for runtime in RUNTIMES:
+    levels = LEVELS if entry.levels or getattr(args, "levels", False) else ()
+    for runtime in RUNTIMES + levels:
         if args.quick and runtime in ("onnxkit-ref", "onnx-ref"):
             continue
         try:
             row["times"][runtime], outputs = timed(runner(runtime, path, args.threads), feeds,
-                                                   args.cap, budget, most, runtime == "cpu-L3")
+                                                   args.cap, budget, most,
+                                                   runtime.startswith("cpu-L"))
         except Exception as exc:  # noqa: BLE001 - reported per runtime, the others go on
             row["errors"][runtime] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
             continue
-        if runtime in ("cpu-L3", "onnxkit-ref", "ort-all"):
+        if runtime in ("cpu-L3", "onnxkit-ref", "ort-all") + LEVELS:
             row["check"][runtime] = compare(outputs, oracle)
     row["load"].append(round(os.getloadavg()[0], 1))
     return row
@@ -178,6 +184,7 @@ def main(argv=None) -> int:
     parser.add_argument("--cap", type=float, default=3.0, help="seconds; see the docstring")
     parser.add_argument("--quick", action="store_true", help="few runs, no reference runtimes")
     parser.add_argument("--rebuild", action="store_true", help="export again, ignoring the cache")
+    parser.add_argument("--levels", action="store_true", help="time cpu levels 1 and 2 too")
     args = parser.parse_args(argv)
     from threadpoolctl import threadpool_limits
 

@@ -1,11 +1,14 @@
 """kinds.md and kinds.json from the rows of ``benchmarks.kinds.measure``: per-model ratios
 of the best run's time to onnxruntime ENABLE_ALL's, per-kind geometric means, node counts,
-the output checks."""
+the output checks, and where cpu levels 1 and 2 were timed, level 2 against level 1."""
 
 from __future__ import annotations
 
 import math
 
+# level 2 (the fusions) may take this much longer than level 1 before the run fails: the
+# best of a few runs on a shared machine still moves by a few percent
+LEVEL_MARGIN = 1.10
 RATIOS = (("cpu-L3", "cpu L3 / ORT"), ("onnxkit-ref", "onnxkit ref / ORT"),
           ("onnx-ref", "onnx.reference / ORT"))
 
@@ -17,8 +20,17 @@ def ratio(row: dict, runtime: str) -> float | None:
     return times[runtime]["min_ms"] / times["ort-all"]["min_ms"]
 
 
+def levels(row: dict) -> tuple[float, float] | None:
+    """Best ms of cpu level 1 and level 2, when both were timed."""
+    times = row.get("times", {})
+    if "cpu-L1" not in times or "cpu-L2" not in times:
+        return None
+    return times["cpu-L1"]["min_ms"], times["cpu-L2"]["min_ms"]
+
+
 def failures(row: dict) -> list[str]:
-    """What is wrong with a measured row: an error, or an onnxkit output beyond tolerance."""
+    """What is wrong with a measured row: an error, an onnxkit output beyond tolerance, or
+    cpu level 2 slower than level 1 (beyond ``LEVEL_MARGIN``)."""
     if "skipped" in row:
         return []
     if "error" in row:
@@ -28,6 +40,10 @@ def failures(row: dict) -> list[str]:
         if runtime != "ort-all" and not check["rel"] <= row["tolerance"]:
             out.append(f"{runtime} differs from onnxruntime: max abs {check['max_abs']:.2e}, "
                        f"rel {check['rel']:.2e} > {row['tolerance']:g}")
+    lv = levels(row)
+    if lv is not None and lv[1] > lv[0] * LEVEL_MARGIN:
+        out.append(f"cpu level 2 slower than level 1: {lv[1]:.2f} ms against {lv[0]:.2f} ms "
+                   f"(best runs; allowed {LEVEL_MARGIN:g}x)")
     return out
 
 
@@ -82,6 +98,14 @@ def markdown(rows: list[dict], header: str) -> str:
             + " | ".join(fmt(ratio(r, rt)) for rt, _ in RATIOS)
             + f" | {n['exported']} | {n['onnxkit-L2']} | {n['ort-extended']} | "
             f"{'yes' if n['onnxkit-L2'] <= n['ort-extended'] else '**no**'} | {diff} |")
+    timed = [(r["model"], lv) for r in rows if (lv := levels(r)) is not None]
+    if timed:
+        lines += ["", "## cpu level 2 against level 1", "",
+                  f"Level 2 (the fusions) must not be slower than level 1 "
+                  f"(beyond {LEVEL_MARGIN:g}x).",
+                  "", "| model | cpu L1 ms | cpu L2 ms | L2 / L1 | |", "|---|---:|---:|---:|---|"]
+        lines += [f"| {m} | {a:.2f} | {b:.2f} | {b / a:.2f} | "
+                  f"{'**L2 slower**' if b > a * LEVEL_MARGIN else 'ok'} |" for m, (a, b) in timed]
     errors = [(r["model"], rt, e) for r in rows for rt, e in r.get("errors", {}).items()]
     if errors:
         lines += ["", "## Runtime errors", ""] + [f"- {m}, {rt}: {e}" for m, rt, e in errors]
