@@ -189,7 +189,10 @@ def test_diff_view(model):
 
     optimized, report = onnxkit.optimize(model, level=2)
     view = DiffView(model, optimized, report)
-    assert view.diff["counts"]["removed"] == 1  # the Identity with the hostile name
+    # removed: the Identity and the call of the model-local function, both hostile-named;
+    # added: the function's inlined Relu (level 1 inlines it), hostile-named too
+    counts = view.diff["counts"]
+    assert (counts["removed"], counts["added"], counts["kept"]) == (2, 1, 2)
     assert_inert_html(view.summary.value, "DiffView summary")
     for k, graph in enumerate(view.graphs):
         assert_inert_graph_widget(graph, f"DiffView graph {k}")
