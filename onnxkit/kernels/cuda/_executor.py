@@ -24,7 +24,6 @@ values, and their subgraph outputs are downloaded for them.
 from __future__ import annotations
 
 import threading
-import time
 import weakref
 from collections import Counter
 from dataclasses import dataclass, fields
@@ -34,10 +33,9 @@ import numpy as np
 
 from onnxkit.errors import KernelError, OnnxkitError
 from onnxkit.kernels.cuda import _graphs
-from onnxkit.kernels.cuda._device import (CaptureBroken, DevicePool, DeviceTensor, HostFallback,
-                                          NodeRecord, _note, _records, _to_host,
-                                          can_live_on_device, describe, download, set_capture,
-                                          synchronize, unwrap, upload)
+from onnxkit.kernels.cuda._device import (DevicePool, DeviceTensor, HostFallback, NodeRecord,
+                                          _note, _records, _to_host, can_live_on_device,
+                                          describe, download, synchronize, unwrap, upload)
 from onnxkit.ops.registry import Kernel
 from onnxkit.runtime.context import KernelContext
 from onnxkit.runtime.executors import Executor
@@ -158,7 +156,7 @@ class CudaExecutor(Executor):
         into a CUDA graph the second time, replayed from then on (``_graphs``)."""
         if not (self.graphs and replayable):
             return super().execute(feeds, run, replayable)
-        key = _signature(feeds)
+        key = _graphs.signature(feeds)
         if key is None:
             return super().execute(feeds, run, replayable)
         graph = self._graphs.get(key)
@@ -176,57 +174,29 @@ class CudaExecutor(Executor):
         except Exception as exc:  # no graph: this signature runs eagerly from now on
             self._graphs[key] = f"not captured: {type(exc).__name__}: {exc}"
             return super().execute(feeds, run, replayable)
-        if isinstance(graph, str):
-            self._graphs[key] = graph
-            return super().execute(feeds, run, replayable)
-        self._graphs[key] = graph
+        self._graphs[key] = graph  # a RunGraph, or why not (then eager from now on)
         return outputs
 
     def _capture(self, feeds: dict, run):
-        """(RunGraph, this run's outputs), or (why not, outputs) when it cannot be replayed.
+        """(RunGraph, or why there is none; this run's outputs).
 
         The run goes eagerly once more, from a pool of its own (so every buffer the capture
-        needs is allocated before it), then is captured from that pool, and the graph's
-        first replay must give the eager run's outputs bit for bit.
+        needs is allocated before it; its outputs are this run's), then is captured from
+        that pool, and the graph's first replay must give the eager outputs bit for bit.
         """
         if self._graph_driver is None:
             self._graph_driver = _graphs.backend()
-        driver = self._graph_driver
         pool = DevicePool()
         self._local.pool = pool
         try:
             eager = [self.to_host(v) for v in super().execute(feeds, run, True)]
-            device_feeds, flats = {}, {}
-            for name, value in feeds.items():
-                array = np.ascontiguousarray(value)
-                flats[name] = flat = pool.take(max(array.size, 1), array.dtype)
-                device_feeds[name] = DeviceTensor(flat, array.shape, array.dtype)
-            capture = driver.begin()
-            set_capture(capture)
-            broken = None
-            start = time.perf_counter()
-            try:
-                with _no_frees():
-                    outputs = run(device_feeds)
-            except CaptureBroken as why:
-                broken = f"not captured: the run made {why}"
-            finally:
-                set_capture(None)
-                instance = driver.end(capture, keep=broken is None)
+            graph = _graphs.capture(self._graph_driver, feeds, run, pool)
         finally:
             self._local.pool = None
-        if broken is not None:
-            return broken, eager
-        outputs = [unwrap(v) for v in outputs]
-        if not all(isinstance(v, (DeviceTensor, np.ndarray)) for v in outputs):
-            driver.release(instance)
-            return "not captured: an output is a sequence, map or optional", eager
-        graph = _graphs.RunGraph(driver, instance, flats, outputs,
-                                 [capture.kept, pool, device_feeds], capture.count, capture.checks)
-        graph.capture_ms = 1e3 * (time.perf_counter() - start)
-        replayed = self._outside("graph", lambda: graph.replay(feeds))
-        if not all(_same(a, b) for a, b in zip(eager, replayed)):
-            return "not captured: the graph's replay disagreed with the eager run", eager
+        if isinstance(graph, _graphs.RunGraph):
+            replayed = self._outside("graph", lambda: graph.replay(feeds))
+            if not all(_graphs.same(a, b) for a, b in zip(eager, replayed)):
+                graph = "not captured: the graph's replay disagreed with the eager run"
         return graph, eager
 
     def graphs_made(self) -> list:
@@ -372,33 +342,6 @@ _STAT_KEYS = ("h2d_count", "h2d_bytes", "d2h_count", "d2h_bytes", "feeds_h2d_byt
 
 def _shown(args) -> str:
     return ", ".join(describe(a) if a is not None else "<absent>" for a in args)
-
-
-def _same(a, b) -> bool:
-    a, b = np.asarray(a), np.asarray(b)
-    return a.shape == b.shape and a.dtype == b.dtype and np.array_equal(
-        a, b, equal_nan=a.dtype.kind in "fc")
-
-
-def _no_frees():
-    """No device memory freed while a capture is under way (numba frees lazily; a free can
-    synchronize the device)."""
-    from contextlib import nullcontext
-
-    from numba import cuda
-
-    defer = getattr(cuda, "defer_cleanup", None)
-    return defer() if defer is not None else nullcontext()
-
-
-def _signature(feeds: dict):
-    """The feed signature a graph is kept for; None when a feed cannot live on the device."""
-    key = []
-    for name, value in sorted(feeds.items()):
-        if not can_live_on_device(value):
-            return None
-        key.append((name, tuple(value.shape), value.dtype.str))
-    return tuple(key)
 
 
 def _back_up(value, what: str):

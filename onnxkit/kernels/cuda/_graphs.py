@@ -27,11 +27,14 @@ one instead, so the same executor logic runs in the simulator tests.
 from __future__ import annotations
 
 import threading
+import time
+from contextlib import nullcontext
 
 import numpy as np
 
 from onnxkit.kernels.cuda import _device
-from onnxkit.kernels.cuda._device import DeviceTensor, simulated
+from onnxkit.kernels.cuda._device import (CaptureBroken, DeviceTensor, can_live_on_device,
+                                          set_capture, simulated, unwrap)
 
 
 class Capture:
@@ -219,3 +222,64 @@ class RunGraph:
     def __del__(self):
         if self.instance is not None:
             self.driver.release(self.instance)
+
+
+def signature(feeds: dict):
+    """The feed signature a graph is kept for; None when a feed cannot live on the device."""
+    key = []
+    for name, value in sorted(feeds.items()):
+        if not can_live_on_device(value):
+            return None
+        key.append((name, tuple(value.shape), value.dtype.str))
+    return tuple(key)
+
+
+def capture(driver, feeds: dict, run, pool) -> RunGraph | str:
+    """``run`` (the plan over device feeds) captured from ``pool``: its graph, or why not.
+
+    The feeds get buffers of the pool that each replay copies into; every buffer the
+    captured launches touch is kept by the graph.
+    """
+    device_feeds, flats = {}, {}
+    for name, value in feeds.items():
+        array = np.ascontiguousarray(value)
+        flats[name] = flat = pool.take(max(array.size, 1), array.dtype)
+        device_feeds[name] = DeviceTensor(flat, array.shape, array.dtype)
+    recording = driver.begin()
+    set_capture(recording)
+    broken = None
+    start = time.perf_counter()
+    try:
+        with _no_frees():
+            outputs = run(device_feeds)
+    except CaptureBroken as why:
+        broken = f"not captured: the run made {why}"
+    finally:
+        set_capture(None)
+        instance = driver.end(recording, keep=broken is None)
+    if broken is not None:
+        return broken
+    outputs = [unwrap(v) for v in outputs]
+    if not all(isinstance(v, (DeviceTensor, np.ndarray)) for v in outputs):
+        driver.release(instance)
+        return "not captured: an output is a sequence, map or optional"
+    graph = RunGraph(driver, instance, flats, outputs, [recording.kept, pool, device_feeds],
+                     recording.count, recording.checks)
+    graph.capture_ms = 1e3 * (time.perf_counter() - start)
+    return graph
+
+
+def same(a, b) -> bool:
+    """Bit for bit (NaN equal to NaN)."""
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and a.dtype == b.dtype and np.array_equal(
+        a, b, equal_nan=a.dtype.kind in "fc")
+
+
+def _no_frees():
+    """No device memory freed while a capture is under way (numba frees lazily; a free can
+    synchronize the device)."""
+    from numba import cuda
+
+    defer = getattr(cuda, "defer_cleanup", None)
+    return defer() if defer is not None else nullcontext()
