@@ -48,7 +48,8 @@ KERNEL_MODULES: dict[str, tuple[str, ...]] = {
     "optional": ("optional",),
     "quant": (
         "conv_integer", "dequantize_linear", "dynamic_quantize_linear", "matmul_integer",
-        "qlinear_conv", "qlinear_matmul", "quantize_linear",
+        "qgemm", "qlinear_activation", "qlinear_binary", "qlinear_concat", "qlinear_conv",
+        "qlinear_global_average_pool", "qlinear_matmul", "quantize_linear",
     ),
     "random": ("bernoulli", "multinomial", "random_normal", "random_uniform",),
     "reduce": (
