@@ -154,6 +154,10 @@ LINALG = [
       domain="onnxkit", activation="Gelu"),
     C("fused_gemm_swish_alpha", "FusedGemm", f32(4, 6, low=-9, high=9), Init(f32(5, 6)),
       Init(f32(5)), domain="onnxkit", transB=1, activation="Swish", activation_params=[0.5]),
+    C("fused_matmul_trans_b_batched", "FusedMatMul", f32(2, 4, 1, 16), f32(2, 4, 9, 16),
+      domain="onnxkit", transB=1),
+    C("fused_matmul_trans_a_bias_relu", "FusedMatMul", f32(2, 6, 3), Init(f32(6, 5)),
+      Init(f32(5)), domain="onnxkit", transA=1, activation="Relu"),
 ]
 
 CONV = [

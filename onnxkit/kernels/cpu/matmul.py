@@ -20,7 +20,7 @@ from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._blas import matmul as blas_matmul
 from onnxkit.kernels.cpu._buffers import empty
 from onnxkit.kernels.cpu._epilogue import epilogue_cols
-from onnxkit.ops.fused.fused_matmul import fused_matmul as reference_fused_matmul
+from onnxkit.ops.fused.fused_matmul import fused_matmul as reference_fused_matmul, transposed
 from onnxkit.ops.linalg.matmul import matmul as reference_matmul
 from onnxkit.ops.registry import op
 
@@ -65,7 +65,9 @@ def matmul(A, B):
 
 
 @op("FusedMatMul", 1, domain="onnxkit", registry=CPU)
-def fused_matmul(A, B, Bias=None, *, activation="", activation_params=None):
+def fused_matmul(A, B, Bias=None, *, activation="", activation_params=None, transA=0, transB=0):
+    # transA / transB: swapped views, which the BLAS calls read as they lie (``_blas._layout``)
+    A, B = transposed(A, transA, "A"), transposed(B, transB, "B")
     Y = matmul_fast(A, B, Bias, activation, activation_params)
     if Y is None:
         return reference_fused_matmul(A, B, Bias, activation=activation,

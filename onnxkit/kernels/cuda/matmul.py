@@ -184,20 +184,26 @@ def _operands(A, B):
     return A, B
 
 
-def _matmul(A, B, bias=None, formula=identity, p0=0.0, p1=0.0, tiles=None):
-    """numpy.matmul: 1-D operands gain (then lose) a dimension; batch dimensions broadcast."""
+def _matmul(A, B, bias=None, formula=identity, p0=0.0, p1=0.0, tiles=None, trans_a=0, trans_b=0):
+    """numpy.matmul: 1-D operands gain (then lose) a dimension; batch dimensions broadcast.
+    ``trans_a`` / ``trans_b``: the operand's last two axes are read swapped (its strides)."""
     if A.ndim == 0 or B.ndim == 0:
         raise KernelError(f"MatMul needs operands of rank >= 1, got shapes {list(A.shape)} "
                           f"and {list(B.shape)}")
     a_shape = (1,) + A.shape if A.ndim == 1 else A.shape
     b_shape = B.shape + (1,) if B.ndim == 1 else B.shape
+    if (trans_a and A.ndim < 2) or (trans_b and B.ndim < 2):
+        raise KernelError(f"FusedMatMul: a transposed operand needs rank 2 or more, got shapes "
+                          f"{list(A.shape)} and {list(B.shape)}")
+    a_shape = a_shape[:-2] + a_shape[:-3:-1] if trans_a else a_shape
+    b_shape = b_shape[:-2] + b_shape[:-3:-1] if trans_b else b_shape
     (M, K), (K2, N) = a_shape[-2:], b_shape[-2:]
     if K != K2:
         raise KernelError(f"MatMul: inner dimensions differ: A {list(A.shape)} @ B {list(B.shape)}")
     batch = tuple(np.broadcast_shapes(a_shape[:-2], b_shape[:-2]))
     final = batch + ((M,) if A.ndim > 1 else ()) + ((N,) if B.ndim > 1 else ())
-    a_strides = (_batch_strides(a_shape[:-2], batch, M * K), K, 1)
-    b_strides = (_batch_strides(b_shape[:-2], batch, K * N), N, 1)
+    a_strides = (_batch_strides(a_shape[:-2], batch, M * K),) + ((1, M) if trans_a else (K, 1))
+    b_strides = (_batch_strides(b_shape[:-2], batch, K * N),) + ((1, K) if trans_b else (N, 1))
     c_strides = None
     if bias is not None:
         if tuple(np.broadcast_shapes(final, bias.shape)) != final:
@@ -264,11 +270,11 @@ def fused_gemm(A, B, C=None, *, alpha=1.0, beta=1.0, transA=0, transB=0, activat
 
 
 @op("FusedMatMul", 1, domain="onnxkit", registry=CUDA)
-def fused_matmul(A, B, Bias=None, *, activation="", activation_params=None):
+def fused_matmul(A, B, Bias=None, *, activation="", activation_params=None, transA=0, transB=0):
     formula, p0, p1 = activation_formula(activation, activation_params)
     A, B = _operands(A, B)
     if Bias is not None:
         Bias = device(Bias, "Bias")
         if Bias.dtype != A.dtype:
             raise HostFallback(f"Bias is {Bias.dtype}, A is {A.dtype}")
-    return _matmul(A, B, Bias, formula, p0, p1)
+    return _matmul(A, B, Bias, formula, p0, p1, trans_a=transA, trans_b=transB)
