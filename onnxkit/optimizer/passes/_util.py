@@ -52,3 +52,9 @@ def channel_vector(value: np.ndarray, channels: int, rank: int, axis: int = 1) -
 
 def is_float(g: Graph, value: str) -> bool:
     return g.dtype(value) in FLOAT_TYPES
+
+
+def swaps_last_two(perm) -> bool:
+    """True for a Transpose perm [0, 1, ..., r-1, r-2] (r >= 2): batch axes stay, matrices flip."""
+    r = len(perm)
+    return r >= 2 and list(perm) == list(range(r - 2)) + [r - 1, r - 2]

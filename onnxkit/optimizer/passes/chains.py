@@ -8,8 +8,15 @@
              y = Unsqueeze (u, {2})                        # Squeeze, Unsqueeze
     after:   y = Reshape (mask, {1, 1, 1, 128})            # y's static shape
 
+    before:  r = Reshape (k, {-1, 9, 16})                  # k: float[2, 4, 9, 16]
+             t = Transpose <perm = [0, 2, 1]> (r)
+             y = Reshape (t, {2, 4, 16, 9})
+    after:   y = Transpose <perm = [0, 1, 3, 2]> (k)       # Reshape (..., y's shape) after
+                                                           # it if y's batch axes differ
 The composed permutation is perm[i] = first[second[i]]. A shape chain needs the static
-shape of its result. https://onnx.ai/onnx/operators/onnx__Transpose.html
+shape of its result. The Reshapes around a swap of the last two axes (the dynamo exporter's
+``k.transpose(-1, -2)`` on merged batch axes) only regroup the batch axes, which the swap
+leaves in order; all three shapes must be static. https://onnx.ai/onnx/operators/onnx__Transpose.html
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from onnxkit.optimizer.nodes import attr
+from onnxkit.optimizer.passes._util import swaps_last_two
 from onnxkit.optimizer.pattern import RewriteRule, RulePass
 
 SHAPE_OPS = ("Reshape", "Flatten", "Squeeze", "Unsqueeze")
@@ -65,6 +73,36 @@ def _shape_chain(first_type: str, second_type: str) -> RewriteRule:
     return RewriteRule(f"{first_type}+{second_type}", pattern, rewrite, check)
 
 
-RULES = (RewriteRule("Transpose+Transpose", _transposes, _transposes_rewrite, _transposes_check),) + tuple(
+def _regrouped_swap(op, x):
+    first = op.Reshape(x, _allow_other_inputs=True, _name="first")
+    return op.Reshape(op.Transpose(first, _name="t"), _allow_other_inputs=True, _name="second")
+
+
+def _regrouped_swap_check(g, x, first, t, second):
+    sx, s1, s2 = (g.static_shape(v) for v in (x, first.output[0], second.output[0]))
+    if None in (sx, s1, s2) or 0 in sx:
+        return "the shapes are not static (or one is empty)"
+    if len(sx) < 2 or len(s1) < 2 or tuple(s1[-2:]) != tuple(sx[-2:]):
+        return f"the first Reshape {list(sx)} -> {list(s1)} changes the last two axes"
+    perm = _perm(g, t, first.output[0])
+    if perm is None or not swaps_last_two(perm):
+        return f"the Transpose (perm {perm}) does not swap just the last two axes"
+    if tuple(s2[-2:]) != (s1[-1], s1[-2]):
+        return f"the second Reshape -> {list(s2)} changes the last two axes"
+    return None
+
+
+def _regrouped_swap_rewrite(op, x, first, t, second):
+    g = op.graph
+    sx, s2 = g.static_shape(x), g.static_shape(second.output[0])
+    swapped = op.Transpose(x, perm=list(range(len(sx) - 2)) + [len(sx) - 1, len(sx) - 2])
+    if tuple(s2) == tuple(sx[:-2]) + (sx[-1], sx[-2]):
+        return swapped
+    return op.Reshape(swapped, op.constant(np.array(s2, dtype=np.int64), "shape"))
+
+
+RULES = (RewriteRule("Reshape+Transpose+Reshape", _regrouped_swap, _regrouped_swap_rewrite,
+                     _regrouped_swap_check),
+         RewriteRule("Transpose+Transpose", _transposes, _transposes_rewrite, _transposes_check),) + tuple(
     _shape_chain(a, b) for a in SHAPE_OPS for b in SHAPE_OPS)
 PASS = RulePass("chains", RULES, __doc__)
