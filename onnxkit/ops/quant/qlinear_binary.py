@@ -2,8 +2,8 @@
 
     a = (A - A_zero_point) * A_scale;  b = (B - B_zero_point) * B_scale      (float32)
     QLinearAdd:  C = saturate(round((a + b) / C_scale) + C_zero_point)
-    QLinearMul:  C = saturate(round((A - za) * (B - zb) * (A_scale * B_scale / C_scale))
-                              + C_zero_point)
+    QLinearMul:  C = saturate(round((A - za) * (B - zb) * (A_scale * B_scale / C_scale)
+                                    + C_zero_point))       (the zero point added before rounding)
 
 round is half to even; C has A's type. onnxruntime's vector kernels round the same
 values through fixed-point multipliers and may land one step away on ties.
@@ -43,4 +43,4 @@ def qlinear_mul(A, A_scale, A_zero_point, B, B_scale, B_zero_point, C_scale, C_z
     sa, za, sb, zb, sc, zc = _operands(A, A_scale, A_zero_point, B, B_scale, B_zero_point,
                                        C_scale, C_zero_point)
     product = (A.astype(np.int32) - za) * (B.astype(np.int32) - zb)  # |.| <= 2**16: exact
-    return saturated(np.rint(product.astype(F32) * (sa * sb / sc)) + F32(zc), A.dtype)
+    return saturated(np.rint(product.astype(F32) * (sa * sb / sc) + F32(zc)), A.dtype)

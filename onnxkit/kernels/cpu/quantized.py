@@ -1,0 +1,302 @@
+"""Quantization's elementwise ops on the ``cpu`` executor: one Numba pass each.
+
+    QuantizeLinear      y = saturate(round(x / scale[c]) + zero[c])         float32 math
+    DequantizeLinear    y = (x - zero[c]) * scale[c]                        float32 math
+    DynamicQuantizeLinear   one pass for min / max, one to quantize (uint8)
+    com.microsoft QLinearAdd / QLinearMul   same-shape (or one-value B) 8-bit operands
+
+x is seen as (outer, C, inner): per tensor C = 1, per axis C = x.shape[axis]; the rows
+(outer, c) are shared among the threads. Each kernel does the reference's float32
+operations in the reference's order (round half to even, NaN to 0 before saturation),
+so the answers are the same bits. What a kernel does not cover (blocked or float8 /
+int4 quantization, other scale types, broadcasting) runs the reference kernel.
+https://onnx.ai/onnx/operators/onnx__QuantizeLinear.html
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from onnxkit.kernels.cpu import CPU
+from onnxkit.kernels.cpu._buffers import empty, read_only
+from onnxkit.kernels.cpu._threads import split
+from onnxkit.ops.quant import dequantize_linear as ref_dq
+from onnxkit.ops.quant import dynamic_quantize_linear as ref_dyn
+from onnxkit.ops.quant import qlinear_binary as ref_binary
+from onnxkit.ops.quant import quantize_linear as ref_q
+from onnxkit.ops.quant._contrib import EIGHT_BIT, MS_DOMAIN
+from onnxkit.ops.quant._quant import INT_RANGES, target_dtype
+from onnxkit.ops.registry import op
+
+F32 = np.float32
+INTEGERS = tuple(np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int16))
+DEQUANTIZABLE = INTEGERS + (np.dtype(np.int32),)
+
+
+# ---- the Numba kernels ----------------------------------------------------------------
+
+@njit(cache=True, parallel=True)
+def quantize_rows(x, scale, zero, low, high, y):
+    """y[o, c, i] = clip(rint(x[o, c, i] / scale[c]) + zero[c], low, high) (NaN -> 0)."""
+    rows = x.shape[0] * x.shape[1]
+    parts, per = split(rows, x.size)
+    if parts == 1:
+        _quantize(x, scale, zero, low, high, y, 0, rows)
+        return
+    for p in prange(parts):
+        _quantize(x, scale, zero, low, high, y, p * per, min(rows, (p + 1) * per))
+
+
+@njit(cache=True, error_model="numpy")
+def _quantize(x, scale, zero, low, high, y, lo, hi):
+    channels = x.shape[1]
+    for r in range(lo, hi):
+        o, c = r // channels, r % channels
+        s, z = scale[c], zero[c]
+        for i in range(x.shape[2]):
+            v = np.rint(x[o, c, i] / s) + z
+            if v != v:
+                v = low - low  # NaN: 0, as the reference's nan_to_num
+            y[o, c, i] = min(max(v, low), high)
+
+
+@njit(cache=True, parallel=True)
+def dequantize_rows(x, scale, zero, y):
+    """y[o, c, i] = (float32(x[o, c, i]) - zero[c]) * scale[c]."""
+    rows = x.shape[0] * x.shape[1]
+    parts, per = split(rows, x.size)
+    if parts == 1:
+        _dequantize(x, scale, zero, y, 0, rows)
+        return
+    for p in prange(parts):
+        _dequantize(x, scale, zero, y, p * per, min(rows, (p + 1) * per))
+
+
+@njit(cache=True, error_model="numpy")
+def _dequantize(x, scale, zero, y, lo, hi):
+    channels = x.shape[1]
+    for r in range(lo, hi):
+        o, c = r // channels, r % channels
+        s, z = scale[c], zero[c]
+        for i in range(x.shape[2]):
+            y[o, c, i] = (np.float32(x[o, c, i]) - z) * s
+
+
+@njit(cache=True)
+def min_max(x):
+    """(min, max, any NaN) of a flat float32 array of at least one value."""
+    lo = x[0]
+    hi = x[0]
+    nan = False
+    for i in range(x.size):
+        v = x[i]
+        nan |= v != v
+        lo = min(lo, v)
+        hi = max(hi, v)
+    return lo, hi, nan
+
+
+@njit(cache=True, error_model="numpy")
+def qlinear_add_flat(a, sa, za, b, sb, zb, sc, zc, low, high, y):
+    """y = clip(rint((sa * (a - za) + sb * (b - zb)) / sc) + zc); b of one value or a's size."""
+    step = 1 if b.size == a.size else 0
+    for i in range(a.size):
+        va = sa * np.float32(np.int32(a[i]) - za)
+        vb = sb * np.float32(np.int32(b[i * step]) - zb)
+        v = np.rint((va + vb) / sc) + zc
+        if v != v:
+            v = low - low
+        y[i] = min(max(v, low), high)
+
+
+@njit(cache=True, error_model="numpy")
+def qlinear_mul_flat(a, za, b, zb, ratio, zc, low, high, y):
+    """y = clip(rint((a - za) * (b - zb) * ratio + zc)); b of one value or a's size."""
+    step = 1 if b.size == a.size else 0
+    for i in range(a.size):
+        product = (np.int32(a[i]) - za) * (np.int32(b[i * step]) - zb)
+        v = np.rint(np.float32(product) * ratio + zc)
+        if v != v:
+            v = low - low
+        y[i] = min(max(v, low), high)
+
+
+# ---- drivers ------------------------------------------------------------------------
+
+def as_rows(x: np.ndarray, axis: int, per_axis: bool) -> np.ndarray:
+    """x seen as (outer, C, inner), C the quantization axis (1 for per tensor)."""
+    if not per_axis:
+        return x.reshape(1, 1, x.size)
+    axis %= x.ndim
+    outer = int(np.prod(x.shape[:axis], dtype=np.int64))
+    return x.reshape(outer, x.shape[axis], -1)
+
+
+def channel_params(scale, zero, x, axis):
+    """(per_axis, scale (C,), zero (C,)) as float32, or None when the scale is neither one
+    value (per tensor) nor one per index of ``axis`` (per axis)."""
+    scale = np.asarray(scale)
+    per_axis = scale.size != 1
+    if per_axis and (scale.ndim != 1 or not -x.ndim <= axis < x.ndim
+                     or scale.shape[0] != x.shape[axis]):
+        return None
+    if zero is not None and np.size(zero) != scale.size:
+        return None
+    s = np.ascontiguousarray(scale.reshape(-1), dtype=F32)
+    z = (np.zeros(s.size, F32) if zero is None
+         else np.ascontiguousarray(np.asarray(zero).reshape(-1), dtype=F32))
+    return per_axis, read_only(s), read_only(z)
+
+
+def quantize(x, y_scale, y_zero_point, axis, block_size, output_dtype, precision):
+    """The fast QuantizeLinear, or None for the cases the reference serves."""
+    if (x.dtype != F32 or np.asarray(y_scale).dtype != F32 or block_size
+            or precision not in (0, 1) or x.size == 0):
+        return None
+    out = target_dtype(y_zero_point, output_dtype)  # (raises as the reference does)
+    if out not in INTEGERS:
+        return None
+    params = channel_params(y_scale, y_zero_point, x, axis)
+    if params is None:
+        return None
+    per_axis, scale, zero = params
+    low, high = INT_RANGES[out]
+    y = empty(x.shape, out)
+    quantize_rows(read_only(as_rows(np.ascontiguousarray(x), axis, per_axis)), scale, zero,
+                  F32(low), F32(high), as_rows(y, axis, per_axis))
+    return y
+
+
+def dequantize(x, x_scale, x_zero_point, axis, block_size, output_dtype):
+    if (x.dtype not in DEQUANTIZABLE or np.asarray(x_scale).dtype != F32 or block_size
+            or output_dtype not in (0, 1) or x.size == 0
+            or (x_zero_point is not None and np.asarray(x_zero_point).dtype != x.dtype)):
+        return None
+    params = channel_params(x_scale, x_zero_point, x, axis)
+    if params is None:
+        return None
+    per_axis, scale, zero = params
+    y = empty(x.shape, F32)
+    dequantize_rows(read_only(as_rows(np.ascontiguousarray(x), axis, per_axis)), scale, zero,
+                    as_rows(y, axis, per_axis))
+    return y
+
+
+# ---- registered kernels -------------------------------------------------------------
+
+@op("QuantizeLinear", 23, 24, 25, 28, registry=CPU)
+def quantize_linear(x, y_scale, y_zero_point=None, *, axis=1, block_size=0, output_dtype=0,
+                    precision=0, saturate=1):
+    y = quantize(x, y_scale, y_zero_point, axis, block_size, output_dtype, precision)
+    if y is None:
+        return ref_q.quantize_linear(x, y_scale, y_zero_point, axis=axis, block_size=block_size,
+                                     output_dtype=output_dtype, precision=precision,
+                                     saturate=saturate)
+    return y
+
+
+@op("QuantizeLinear", 21, registry=CPU)
+def quantize_linear_21(x, y_scale, y_zero_point=None, *, axis=1, block_size=0, output_dtype=0,
+                       saturate=1):
+    return quantize_linear(x, y_scale, y_zero_point, axis=axis, block_size=block_size,
+                           output_dtype=output_dtype, saturate=saturate)
+
+
+@op("QuantizeLinear", 19, registry=CPU)
+def quantize_linear_19(x, y_scale, y_zero_point=None, *, axis=1, saturate=1):
+    return quantize_linear(x, y_scale, y_zero_point, axis=axis, saturate=saturate)
+
+
+@op("QuantizeLinear", 13, registry=CPU)
+def quantize_linear_13(x, y_scale, y_zero_point=None, *, axis=1):
+    return quantize_linear(x, y_scale, y_zero_point, axis=axis)
+
+
+@op("QuantizeLinear", 10, registry=CPU)
+def quantize_linear_10(x, y_scale, y_zero_point=None):
+    return quantize_linear(x, y_scale, y_zero_point)
+
+
+@op("DequantizeLinear", 23, 24, 25, 28, registry=CPU)
+def dequantize_linear(x, x_scale, x_zero_point=None, *, axis=1, block_size=0, output_dtype=0):
+    y = dequantize(x, x_scale, x_zero_point, axis, block_size, output_dtype)
+    if y is None:
+        return ref_dq.dequantize_linear(x, x_scale, x_zero_point, axis=axis,
+                                        block_size=block_size, output_dtype=output_dtype)
+    return y
+
+
+@op("DequantizeLinear", 21, registry=CPU)
+def dequantize_linear_21(x, x_scale, x_zero_point=None, *, axis=1, block_size=0):
+    return dequantize_linear(x, x_scale, x_zero_point, axis=axis, block_size=block_size)
+
+
+@op("DequantizeLinear", 13, 19, registry=CPU)
+def dequantize_linear_13(x, x_scale, x_zero_point=None, *, axis=1):
+    return dequantize_linear(x, x_scale, x_zero_point, axis=axis)
+
+
+@op("DequantizeLinear", 10, registry=CPU)
+def dequantize_linear_10(x, x_scale, x_zero_point=None):
+    return dequantize_linear(x, x_scale, x_zero_point)
+
+
+@op("DynamicQuantizeLinear", 11, registry=CPU)
+def dynamic_quantize_linear(x):
+    if x.dtype != F32 or x.size == 0:
+        return ref_dyn.dynamic_quantize_linear(x)
+    flat = read_only(np.ascontiguousarray(x).reshape(-1))
+    low, high, nan = min_max(flat)
+    if nan:
+        return ref_dyn.dynamic_quantize_linear(x)
+    # the reference's scalar arithmetic, on the same float32 values
+    hi, lo = F32(max(0.0, float(high))), F32(min(0.0, float(low)))
+    scale = F32(1.0) if hi == lo else F32(hi - lo) / F32(255)
+    zero = np.rint(np.clip(F32(0) - lo / scale, 0, 255))
+    y = empty(x.shape, np.uint8)
+    quantize_rows(flat.reshape(1, 1, -1), read_only(np.array([scale], F32)),
+                  read_only(np.array([zero], F32)), F32(0), F32(255), y.reshape(1, 1, -1))
+    return y, np.array(scale, dtype=F32), np.array(zero, dtype=np.uint8)
+
+
+def _binary_ready(A, B, scales, zeros):
+    return (A.dtype in EIGHT_BIT and B.dtype == A.dtype and A.size > 0
+            and (B.shape == A.shape or (B.size == 1 and B.ndim <= A.ndim))
+            and all(np.size(s) == 1 and np.asarray(s).dtype == F32 for s in scales)
+            and all(z is None or (np.size(z) == 1 and np.asarray(z).dtype == A.dtype)
+                    for z in zeros))
+
+
+def _zero(value) -> int:
+    return 0 if value is None else int(np.asarray(value).reshape(()))
+
+
+@op("QLinearAdd", 1, domain=MS_DOMAIN, registry=CPU)
+def qlinear_add(A, A_scale, A_zero_point, B, B_scale, B_zero_point, C_scale, C_zero_point=None):
+    if not _binary_ready(A, B, (A_scale, B_scale, C_scale),
+                         (A_zero_point, B_zero_point, C_zero_point)):
+        return ref_binary.qlinear_add(A, A_scale, A_zero_point, B, B_scale, B_zero_point,
+                                      C_scale, C_zero_point)
+    low, high = INT_RANGES[A.dtype]
+    y = empty(A.shape, A.dtype)
+    qlinear_add_flat(read_only(np.ascontiguousarray(A).reshape(-1)), F32(A_scale),
+                     _zero(A_zero_point), read_only(np.ascontiguousarray(B).reshape(-1)),
+                     F32(B_scale), _zero(B_zero_point), F32(C_scale), F32(_zero(C_zero_point)),
+                     F32(low), F32(high), y.reshape(-1))
+    return y
+
+
+@op("QLinearMul", 1, domain=MS_DOMAIN, registry=CPU)
+def qlinear_mul(A, A_scale, A_zero_point, B, B_scale, B_zero_point, C_scale, C_zero_point=None):
+    if not _binary_ready(A, B, (A_scale, B_scale, C_scale),
+                         (A_zero_point, B_zero_point, C_zero_point)):
+        return ref_binary.qlinear_mul(A, A_scale, A_zero_point, B, B_scale, B_zero_point,
+                                      C_scale, C_zero_point)
+    low, high = INT_RANGES[A.dtype]
+    y = empty(A.shape, A.dtype)
+    ratio = F32(A_scale) * F32(B_scale) / F32(C_scale)
+    qlinear_mul_flat(read_only(np.ascontiguousarray(A).reshape(-1)), _zero(A_zero_point),
+                     read_only(np.ascontiguousarray(B).reshape(-1)), _zero(B_zero_point),
+                     ratio, F32(_zero(C_zero_point)), F32(low), F32(high), y.reshape(-1))
+    return y

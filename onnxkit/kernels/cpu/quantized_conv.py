@@ -1,0 +1,155 @@
+"""QLinearConv on the ``cpu`` executor: im2col + one exact BLAS product per image and group.
+
+    xs = x - x_zero_point                     (float32 or float64, one pass)
+    cols = im2col(xs)  (padding reads 0, i.e. the zero point)      1x1 stride 1: xs itself
+    acc[n, g] = (w - w_zero_point)[g] (Mg, Cg*KH*KW) @ cols (Cg*KH*KW, OH*OW)     BLAS
+    y = saturate(round((acc + B[m]) * (x_scale * w_scale[m] / y_scale)) + y_zero_point)
+
+The products run in float32 only where that is exact (``quantized_matmul.exact_dtype``:
+the largest output channel's L1 norm of the shifted weights times the largest |x - zx|
+x's type allows is at most 2**24), else in float64; the requantization is the
+reference's float64 arithmetic, so the answers are the same bits. The weights' shift and
+layout are made once per node when they are initializers (``prepare``), else per call.
+2-D convolutions only; the rest (1-D, 3-D, other dtypes, per-channel x zero points)
+runs the reference kernel. https://onnx.ai/onnx/operators/onnx__QLinearConv.html
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onnxkit.kernels.cpu import CPU
+from onnxkit.kernels.cpu._blas import matmul
+from onnxkit.kernels.cpu._buffers import empty, read_only
+from onnxkit.kernels.cpu._im2col import im2col, phase_shape, phases
+from onnxkit.kernels.cpu.quantized_matmul import (EIGHT_BIT, ShiftedWeights, exact_dtype,
+                                                  requantize, value_bound)
+from onnxkit.ops.quant import qlinear_conv as ref_qconv
+from onnxkit.ops.quant._int_conv import padding
+from onnxkit.ops.quant._quant import INT_RANGES
+from onnxkit.ops.registry import op
+
+_DEFAULTS = dict(auto_pad="NOTSET", dilations=None, group=1, kernel_shape=None, pads=None,
+                 strides=None)
+
+
+class PreparedQLinearConv:
+    """One QLinearConv node: attributes bound, the weights' shifted copy kept when W and
+    its zero point are initializers."""
+
+    def __init__(self, attrs: dict, w=None, w_zero=None):
+        self.attrs = {**_DEFAULTS, **attrs}
+        self.constant = None
+        if w is not None and self._weights_ok(w, w_zero):
+            self.constant = (w, w_zero, ShiftedWeights(w.reshape(w.shape[0], -1), w_zero, 0))
+
+    @staticmethod
+    def _weights_ok(w, w_zero) -> bool:
+        return (w.ndim == 4 and w.dtype in EIGHT_BIT and w.size > 0
+                and (w_zero is None or (np.asarray(w_zero).dtype == w.dtype
+                                        and np.size(w_zero) in (1, w.shape[0])
+                                        and np.ndim(w_zero) <= 1)))
+
+    def weights(self, w, w_zero) -> ShiftedWeights:
+        if self.constant is not None and w is self.constant[0] and w_zero is self.constant[1]:
+            return self.constant[2]
+        return ShiftedWeights(w.reshape(w.shape[0], -1), w_zero, 0)
+
+    def __call__(self, x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale,
+                 y_zero_point=None, B=None, **_attributes):
+        y = self._fast(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale,
+                       y_zero_point, B)
+        if y is None:
+            return ref_qconv.qlinear_conv(x, x_scale, x_zero_point, w, w_scale, w_zero_point,
+                                          y_scale, y_zero_point, B, **self.attrs)
+        return y
+
+    def _fast(self, x, x_scale, x_zero, w, w_scale, w_zero, y_scale, y_zero, B):
+        a = self.attrs
+        group = int(a["group"])
+        if (x.ndim != 4 or x.dtype not in EIGHT_BIT or not self._weights_ok(w, w_zero)
+                or x.size == 0 or group < 1 or x.shape[1] != w.shape[1] * group
+                or w.shape[0] % group
+                or (a["kernel_shape"] is not None and tuple(a["kernel_shape"]) != w.shape[2:])
+                or (x_zero is not None and (np.size(x_zero) != 1
+                                            or np.asarray(x_zero).dtype != x.dtype))
+                or np.size(x_scale) != 1 or np.size(y_scale) != 1
+                or np.size(w_scale) not in (1, w.shape[0]) or np.ndim(w_scale) > 1
+                or (y_zero is not None and (np.size(y_zero) != 1
+                                            or np.asarray(y_zero).dtype not in EIGHT_BIT))
+                or (B is not None and (B.dtype != np.int32 or B.shape != (w.shape[0],)))):
+            return None
+        kernel = w.shape[2:]
+        strides = [1, 1] if a["strides"] is None else [int(s) for s in a["strides"]]
+        dilations = [1, 1] if a["dilations"] is None else [int(d) for d in a["dilations"]]
+        if len(strides) != 2 or len(dilations) != 2 or min(strides + dilations) < 1:
+            return None
+        try:
+            begin, end = padding(x.shape[2:], kernel, strides, dilations, a["pads"],
+                                 a["auto_pad"])
+        except Exception:  # noqa: BLE001  (the reference names the bad attribute)
+            return None
+        out = [(size + b + e - (k - 1) * d - 1) // s + 1
+               for size, b, e, k, d, s in zip(x.shape[2:], begin, end, kernel, dilations, strides)]
+        if min(out) < 1 or min(begin + end) < 0:
+            return None
+        weights = self.weights(w, w_zero)
+        zx = 0 if x_zero is None else int(np.asarray(x_zero).reshape(()))
+        dtype = exact_dtype(weights.l1, value_bound(x.dtype, zx))
+        acc = self._products(x, zx, weights.get(dtype), dtype, group, kernel, strides,
+                             dilations, begin, out)
+        # the reference's multiplier and bias, the same float operations
+        m = w.shape[0]
+        ws = np.asarray(w_scale).reshape(-1) if np.size(w_scale) != 1 else np.asarray(w_scale).reshape(())
+        mult = (np.asarray(x_scale).reshape(()) * ws / np.asarray(y_scale).reshape(())).astype(np.float64)
+        bias = np.zeros(m) if B is None else B.astype(np.float64)
+        out_dtype = np.asarray(y_zero).dtype if y_zero is not None else x.dtype
+        zero = 0.0 if y_zero is None else float(np.asarray(y_zero).reshape(()))
+        low, high = INT_RANGES[np.dtype(out_dtype)]
+        y = empty(acc.shape, out_dtype)
+        requantize(acc.reshape(x.shape[0], m, -1), read_only(bias),
+                   read_only(np.ascontiguousarray(np.broadcast_to(mult, (m,)))), zero,
+                   float(low), float(high), y.reshape(x.shape[0], m, -1))
+        return y
+
+    @staticmethod
+    def _products(x, zx, wf, dtype, group, kernel, strides, dilations, begin, out):
+        """acc (N, M, OH, OW): the shifted input's columns times the shifted weights."""
+        n, c, h, width = x.shape
+        m, k = wf.shape
+        kh, kw = kernel
+        (sh, sw), (dh, dw), (oh, ow) = strides, dilations, out
+        xs = np.subtract(x, dtype.type(zx), dtype=dtype)  # one pass: exact small integers
+        acc = empty((n, m, oh, ow), dtype)
+        weights = wf.reshape(group, m // group, k)
+        pointwise = kh == kw == 1 and sh == sw == 1 and not any(begin) and (oh, ow) == (h, width)
+        if not pointwise:
+            cols = empty((c * kh * kw, oh * ow), dtype)
+            xp = (empty(phase_shape(xs.shape[1:], sw), dtype) if sw > 1
+                  else np.zeros((1, 1, 1, 1), dtype))
+        for i in range(n):
+            if pointwise:
+                src = xs[i].reshape(group, k, h * width)
+            else:
+                if sw > 1:
+                    phases(xs[i], sw, xp)
+                im2col(xs[i], xp, cols, kh, kw, sh, sw, dh, dw, begin[0], begin[1], oh, ow)
+                src = cols.reshape(group, k, oh * ow)
+            matmul(weights, src, acc[i].reshape(group, m // group, oh * ow))
+        return acc
+
+
+def prepare_qlinear_conv(node, attrs, constants, shapes) -> PreparedQLinearConv:
+    return PreparedQLinearConv(attrs, constants.get(3), constants.get(5))
+
+
+@op("QLinearConv", 10, registry=CPU)
+def qlinear_conv(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point,
+                 B=None, *, auto_pad="NOTSET", dilations=None, group=1, kernel_shape=None,
+                 pads=None, strides=None):
+    return PreparedQLinearConv(dict(auto_pad=auto_pad, dilations=dilations, group=group,
+                                    kernel_shape=kernel_shape, pads=pads, strides=strides))(
+        x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B)
+
+
+qlinear_conv.prepare = prepare_qlinear_conv

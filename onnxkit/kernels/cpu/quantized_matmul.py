@@ -1,0 +1,188 @@
+"""Integer matrix products on the ``cpu`` executor: MatMulInteger and QLinearMatMul.
+
+    acc = (A - a_zero_point) @ (B - b_zero_point)          one BLAS product, exact
+    MatMulInteger:  Y = int32(acc)
+    QLinearMatMul:  Y = saturate(round(acc * (a_scale * b_scale[n] / y_scale)) + y_zero_point)
+
+Exactness rule (``exact_dtype``): the operands' shifted values are small integers and BLAS
+adds their products in an order of its own. Every partial sum is an integer bounded by
+``sum_k |b[k, n] - zb[n]| * max |a - za|`` (the largest column's L1 norm times the
+largest shifted value A's type allows), so float32 products are exact when that bound is
+at most 2**24 and run in float32; otherwise they run in float64 (exact to 2**53, beyond
+any 8-bit product of fewer than 2**37 terms). The requantization (``requantize``) is the
+reference's float64 arithmetic on the same exact sums, so the answers are the same bits.
+
+B's shifted copy (and its bound) is made once per node when B is an initializer
+(``prepare``), else on each call. Batched B, per-row scales of A and other dtypes run
+the reference kernel. https://onnx.ai/onnx/operators/onnx__QLinearMatMul.html
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from onnxkit.kernels.cpu import CPU
+from onnxkit.kernels.cpu._blas import matmul
+from onnxkit.kernels.cpu._buffers import empty, read_only
+from onnxkit.kernels.cpu._threads import split
+from onnxkit.ops.quant import matmul_integer as ref_mmi
+from onnxkit.ops.quant import qlinear_matmul as ref_qmm
+from onnxkit.ops.quant._contrib import EIGHT_BIT
+from onnxkit.ops.quant._quant import INT_RANGES
+from onnxkit.ops.registry import op
+
+F32 = np.float32
+EXACT_IN_FLOAT32 = 1 << 24  # integers up to this magnitude are exact in float32
+
+
+@njit(cache=True, parallel=True)
+def requantize(acc, bias, mult, zero, low, high, y):
+    """y[o, c, i] = clip(rint((acc[o, c, i] + bias[c]) * mult[c]) + zero, low, high) in
+    float64; acc holds exact integers (float32 or float64), c is the channel axis."""
+    rows = acc.shape[0] * acc.shape[1]
+    parts, per = split(rows, acc.size)
+    if parts == 1:
+        _requantize(acc, bias, mult, zero, low, high, y, 0, rows)
+        return
+    for p in prange(parts):
+        _requantize(acc, bias, mult, zero, low, high, y, p * per, min(rows, (p + 1) * per))
+
+
+@njit(cache=True, error_model="numpy")
+def _requantize(acc, bias, mult, zero, low, high, y, lo, hi):
+    channels = acc.shape[1]
+    for r in range(lo, hi):
+        o, c = r // channels, r % channels
+        b, m = bias[c], mult[c]
+        for i in range(acc.shape[2]):
+            v = np.rint((np.float64(acc[o, c, i]) + b) * m) + zero
+            y[o, c, i] = min(max(v, low), high)
+
+
+def value_bound(dtype: np.dtype, zero_points) -> int:
+    """The largest |x - zero point| that x's integer type allows."""
+    low, high = INT_RANGES[np.dtype(dtype)]
+    z = np.asarray(zero_points, np.int64).reshape(-1) if zero_points is not None else np.zeros(1)
+    return int(max(np.abs(low - z).max(), np.abs(high - z).max()))
+
+
+def exact_dtype(column_l1: int, bound: int) -> np.dtype:
+    """float32 where every partial sum stays within 2**24 (the rule above), else float64."""
+    return np.dtype(F32 if column_l1 * bound <= EXACT_IN_FLOAT32 else np.float64)
+
+
+class ShiftedWeights:
+    """B - b_zero_point as float32 / float64 (made on demand) and its largest column L1 norm.
+    ``b`` is (K, N); ``columns`` the axis of the zero point's values (-1: columns)."""
+
+    def __init__(self, b: np.ndarray, zero_point, axis: int = -1):
+        shifted = b.astype(np.int64)
+        if zero_point is not None:
+            zp = np.asarray(zero_point, np.int64)
+            if zp.size != 1:
+                shape = [1] * b.ndim
+                shape[axis] = zp.size
+                zp = zp.reshape(shape)
+            shifted = shifted - zp.reshape(zp.shape if zp.size != 1 else ())
+        self.shifted = shifted
+        other = tuple(a for a in range(b.ndim) if a != axis % b.ndim)
+        self.l1 = int(np.abs(shifted).sum(axis=other).max()) if shifted.size else 0
+        self.as_float: dict = {}
+
+    def get(self, dtype: np.dtype) -> np.ndarray:
+        if dtype not in self.as_float:
+            self.as_float[dtype] = read_only(np.ascontiguousarray(self.shifted, dtype=dtype))
+        return self.as_float[dtype]
+
+
+def _zero_ok(zero_point, dtype, sizes) -> bool:
+    return zero_point is None or (np.asarray(zero_point).dtype == dtype
+                                  and np.size(zero_point) in sizes
+                                  and np.ndim(zero_point) <= 1)
+
+
+class PreparedProduct:
+    """One MatMulInteger / QLinearMatMul node (``quantized``: the latter): B's shifted copy
+    kept when B is an initializer (``constant``)."""
+
+    def __init__(self, quantized: bool, b=None, b_zero=None):
+        self.quantized = quantized
+        self.constant = (None if b is None or b.ndim != 2 or b.dtype not in EIGHT_BIT
+                         or not _zero_ok(b_zero, b.dtype, (1, b.shape[1]))
+                         else (b, b_zero, ShiftedWeights(b, b_zero)))
+
+    def weights(self, b, b_zero) -> ShiftedWeights:
+        if self.constant is not None and b is self.constant[0] and b_zero is self.constant[1]:
+            return self.constant[2]
+        return ShiftedWeights(b, b_zero)
+
+    def product(self, a, a_zero, b, b_zero):
+        """The exact (…, M, N) product as float32/float64, or None (reference)."""
+        if (a.dtype not in EIGHT_BIT or b.dtype not in EIGHT_BIT or b.ndim != 2 or a.ndim < 2
+                or a.shape[-1] != b.shape[0] or a.size == 0 or b.size == 0
+                or not _zero_ok(a_zero, a.dtype, (1,))
+                or not _zero_ok(b_zero, b.dtype, (1, b.shape[1]))):
+            return None
+        w = self.weights(b, b_zero)
+        dtype = exact_dtype(w.l1, value_bound(a.dtype, a_zero))
+        rows = a.reshape(-1, a.shape[-1])
+        shifted = rows.astype(dtype)
+        if a_zero is not None:
+            shifted -= dtype.type(int(np.asarray(a_zero).reshape(())))
+        acc = empty((rows.shape[0], b.shape[1]), dtype)
+        matmul(shifted, w.get(dtype), acc)
+        return acc.reshape(a.shape[:-1] + (b.shape[1],))
+
+    def __call__(self, *inputs):
+        if self.quantized:
+            return self.qlinear(*inputs)
+        a, b, a_zero, b_zero = (list(inputs) + [None, None])[:4]
+        acc = self.product(a, a_zero, b, b_zero)
+        if acc is None:
+            return ref_mmi.matmul_integer(a, b, a_zero, b_zero)
+        return acc.astype(np.int32)
+
+    def qlinear(self, a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero):
+        scales_ok = (np.size(a_scale) == 1 and np.size(y_scale) == 1
+                     and np.size(b_scale) in (1, np.shape(b)[-1]) and np.ndim(b_scale) <= 1
+                     and (y_zero is None or (np.size(y_zero) == 1
+                                             and np.asarray(y_zero).dtype in EIGHT_BIT)))
+        acc = self.product(a, a_zero, b, b_zero) if scales_ok else None
+        if acc is None:
+            return ref_qmm.qlinear_matmul(a, a_scale, a_zero, b, b_scale, b_zero, y_scale,
+                                          y_zero)
+        # the reference's multiplier: the scales' own type, then float64
+        mult = (np.asarray(a_scale) * np.asarray(b_scale) / np.asarray(y_scale)).astype(np.float64)
+        n = b.shape[1]
+        out = np.asarray(y_zero).dtype if y_zero is not None else a.dtype
+        zero = 0.0 if y_zero is None else float(np.asarray(y_zero).reshape(()))
+        low, high = INT_RANGES[np.dtype(out)]
+        y = empty(acc.shape, out)
+        requantize(acc.reshape(-1, n, 1), read_only(np.zeros(n)),
+                   read_only(np.ascontiguousarray(np.broadcast_to(mult.reshape(-1), (n,)))),
+                   zero, float(low), float(high), y.reshape(-1, n, 1))
+        return y
+
+
+def prepare_matmul_integer(node, attrs, constants, shapes):
+    return PreparedProduct(False, constants.get(1), constants.get(3))
+
+
+def prepare_qlinear_matmul(node, attrs, constants, shapes):
+    return PreparedProduct(True, constants.get(3), constants.get(5))
+
+
+@op("MatMulInteger", 10, registry=CPU)
+def matmul_integer(A, B, a_zero_point=None, b_zero_point=None):
+    return PreparedProduct(False)(A, B, a_zero_point, b_zero_point)
+
+
+@op("QLinearMatMul", 10, 21, registry=CPU)
+def qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point):
+    return PreparedProduct(True)(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale,
+                                 y_zero_point)
+
+
+matmul_integer.prepare = prepare_matmul_integer
+qlinear_matmul.prepare = prepare_qlinear_matmul
