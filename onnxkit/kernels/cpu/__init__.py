@@ -59,7 +59,6 @@ from __future__ import annotations
 import hashlib
 import importlib
 import os
-import pkgutil
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -130,12 +129,38 @@ def _use_cache_dir() -> None:
 _use_cache_dir()
 
 
+#: The modules holding registered cpu kernels (imported in this order): which operators
+#: have one is this explicit list. A new kernel module is added here, one line
+#: (``tests/test_cpu_modules.py`` checks that none on disk is left out).
+KERNEL_MODULES = (
+    "activations",
+    "attention",
+    "batch_norm",
+    "binary",
+    "conv",
+    "conv_transpose",
+    "einsum",
+    "gemm",
+    "instance_norm",
+    "layer_norm",
+    "matmul",
+    "pool",
+    "recurrent",
+    "reduce_mean",
+    "reshape_slice",
+    "resize",
+    "softmax",
+    "tensor",
+    "trees",
+)
+#: modules of this package that are neither kernel modules nor private (``_name``)
+NOT_KERNEL_MODULES = ("warm",)
+
+
 @lru_cache(maxsize=None)
 def load_cpu_kernels() -> Registry:
-    for mod in sorted(m.name for m in pkgutil.walk_packages(__path__, prefix=__name__ + ".")):
-        name = mod.rsplit(".", 1)[-1]
-        if not name.startswith("_") and name != "warm":
-            importlib.import_module(mod)
+    for name in KERNEL_MODULES:
+        importlib.import_module(f"{__name__}.{name}")
     from onnxkit.kernels.cpu import _notice
 
     _notice.install(CPU)
