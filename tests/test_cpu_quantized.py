@@ -216,14 +216,15 @@ def test_qlinear_conv(x_dtype, w_dtype, per_channel, conv):
 
 
 def test_qlinear_conv_beyond_float32():
-    """Every product 255 * 127 over 3 * 3 * 200 taps: 58,293,000 (+1 bias) is above 2**24;
-    a multiplier of 1 keeps it, saturated, and 2**-20 maps it to round(55.59) = 56."""
-    x = np.full((1, 200, 3, 3), 255, U8)
-    w = np.full((2, 200, 3, 3), 127, I8)
-    bias = np.array([1, 1], np.int32)
-    inputs = [x, np.float32(1), U8(0), w, np.float32(2.0 ** -20), I8(0), np.float32(1), U8(0), bias]
+    """Every product 255 * 127 over 3 * 3 * 201 taps: 58,584,465, odd and above 2**25, so
+    float32 cannot hold it; a bias of -58,584,400 leaves 65, which the output keeps."""
+    x = np.full((1, 201, 3, 3), 255, U8)
+    w = np.full((2, 201, 3, 3), 127, I8)
+    bias = np.full(2, -58_584_400, np.int32)
+    one = np.float32(1)
+    inputs = [x, one, U8(0), w, one, I8(0), one, U8(0), bias]
     cpu, ref, _ = run_three("QLinearConv", inputs, onnxruntime=False)
-    np.testing.assert_array_equal(cpu[0], np.full((1, 2, 1, 1), 56, U8))
+    np.testing.assert_array_equal(cpu[0], np.full((1, 2, 1, 1), 65, U8))
     np.testing.assert_array_equal(ref[0], cpu[0])
 
 
