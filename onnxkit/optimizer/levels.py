@@ -4,7 +4,7 @@
 |-------|-----------|---------------------------------------------------------------------|
 | 0     | none      | the model as given                                                  |
 | 1     | basic     | model-local functions inlined, constant, CastLike and shape folding, no-op removal, CSE, dead code, BN / Mul / Add folded into Conv and Gemm / MatMul weights; pure standard ONNX |
-| 2     | extended  | fusions: Conv / Gemm / MatMul + activation, MatMul + Add, residual Add into Conv, LayerNorm, RMSNorm, GELU, SkipLayerNorm, attention, Transpose / Reshape chains, Slices to Split, scalar factors of a MatMul's operands, Transposes into MatMul's transA / transB |
+| 2     | extended  | fusions: Conv / Gemm / MatMul + activation, MatMul + Add, residual Add into Conv, LayerNorm, RMSNorm, GELU, SkipLayerNorm, attention, Transpose / Reshape chains, Slices to Split, scalar factors of a MatMul's operands, Transposes into MatMul's transA / transB, dynamic quantization's MatMulInteger chains |
 | 3     | layout    | level 2's passes: the layout, in-place and buffer plans it wrote went (``docs/optimizer.md``) |
 
 A level runs in stages, as onnxruntime applies its levels one after another: level 1's
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from onnxkit.optimizer.passes import (activation_fusion, attention_fusion, batchnorm_affine,
                                       canonicalize, cast_like_folding, chains, constant_folding, conv_add_fusion, conv_fold,
-                                      cse, dead_code, gelu_fusion, gemm_fold,
+                                      cse, dead_code, dynamic_quant_fusion, gelu_fusion, gemm_fold,
                                       identity_elimination,
                                       layer_norm_fusion, matmul_add_fusion, noop_elimination,
                                       rms_norm_fusion, shape_folding, skip_layer_norm_fusion,
@@ -51,6 +51,7 @@ EXTENDED = BASIC[:-1] + (
     attention_fusion.PASS,
     matmul_scale_fold.PASS,
     matmul_add_fusion.PASS,
+    dynamic_quant_fusion.PASS,
     conv_add_fusion.PASS,
     activation_fusion.PASS,
     dead_code.PASS,
