@@ -23,6 +23,10 @@ so the two executors always give the same answers.
 | tensor          | Gather, Transpose, Concat                                        |
 | reshape_slice   | Reshape, Slice (constant index inputs worked out once)           |
 | resize          | Resize (nearest / linear, 2-D)                                   |
+| quantized       | QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,         |
+|                 | com.microsoft::QLinearAdd / QLinearMul                           |
+| quantized_conv, | QLinearConv; MatMulInteger, QLinearMatMul (exact BLAS products)  |
+| quantized_matmul|                                                                  |
 
 A kernel may carry a ``prepare`` hook (Conv, FusedConv, Reshape, Slice, the tree
 ensembles): when the plan is built, ``kernel.prepare(node, attrs, constants, shapes)``
@@ -145,6 +149,9 @@ KERNEL_MODULES = (
     "layer_norm",
     "matmul",
     "pool",
+    "quantized",
+    "quantized_conv",
+    "quantized_matmul",
     "recurrent",
     "reduce_mean",
     "reshape_slice",
