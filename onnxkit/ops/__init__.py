@@ -24,7 +24,7 @@ KERNEL_MODULES: dict[str, tuple[str, ...]] = {
     "control": ("if_", "loop", "scan",),
     "fused": (
         "attention", "fused_batch_norm", "fused_conv", "fused_gemm", "fused_matmul", "gelu",
-        "layer_norm", "quant_matmul", "rms_norm",
+        "layer_norm", "quant_matmul", "quantize_dequantize", "rms_norm",
     ),
     "image": ("image_decoder",),
     "linalg": ("det", "einsum", "gemm", "matmul",),

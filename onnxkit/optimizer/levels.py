@@ -4,7 +4,7 @@
 |-------|-----------|---------------------------------------------------------------------|
 | 0     | none      | the model as given                                                  |
 | 1     | basic     | model-local functions inlined, constant, CastLike and shape folding, no-op removal, CSE, dead code, BN / Mul / Add folded into Conv and Gemm / MatMul weights; pure standard ONNX |
-| 2     | extended  | fusions: Conv / Gemm / MatMul + activation, MatMul + Add, residual Add into Conv, LayerNorm, RMSNorm, GELU, SkipLayerNorm, attention, Transpose / Reshape chains, Slices to Split, scalar factors of a MatMul's operands, Transposes into MatMul's transA / transB, dynamic quantization's MatMulInteger chains |
+| 2     | extended  | fusions: Conv / Gemm / MatMul + activation, MatMul + Add, residual Add into Conv, LayerNorm, RMSNorm, GELU, SkipLayerNorm, attention, Transpose / Reshape chains, Slices to Split, scalar factors of a MatMul's operands, Transposes into MatMul's transA / transB, dynamic quantization's MatMulInteger chains, QuantizeLinear + DequantizeLinear pairs |
 | 3     | layout    | level 2's passes: the layout, in-place and buffer plans it wrote went (``docs/optimizer.md``) |
 
 A level runs in stages, as onnxruntime applies its levels one after another: level 1's
@@ -22,6 +22,7 @@ from onnxkit.optimizer.passes import (activation_fusion, attention_fusion, batch
                                       cse, dead_code, dynamic_quant_fusion, gelu_fusion, gemm_fold,
                                       identity_elimination,
                                       layer_norm_fusion, matmul_add_fusion, noop_elimination,
+                                      quantize_dequantize_fusion,
                                       rms_norm_fusion, shape_folding, skip_layer_norm_fusion,
                                       inline_functions, matmul_scale_fold, slice_split,
                                       transpose_matmul_fold)
@@ -56,6 +57,7 @@ EXTENDED = BASIC[:-1] + (
     activation_fusion.PASS,
     dead_code.PASS,
     transpose_matmul_fold.PASS,  # repeat = False: once, after the fixed point
+    quantize_dequantize_fusion.PASS,  # repeat = False
 )
 
 # Level 3 is level 2: its plans (NHWC depthwise convs, in-place outputs, buffer reuse) were
