@@ -161,3 +161,22 @@ def test_a_scale_of_rank_two_stays():
     out, report = optimize(m, 1, passes=(dynamic_quant_fusion.PASS,))
     assert report.count("dynamic_quant_fusion") == 0
     assert op_types(out).count("MatMulInteger") == 2
+
+
+def test_cpu_executor_gives_the_reference_bits(mlp):
+    """The cpu kernels (prepared integer product, the chain's own cpu kernels) agree with
+    the reference kernels to the bit, fused and unfused."""
+    m, feeds = mlp
+    out, _ = optimize(m, 2)
+    want = onnxkit.Session(out, executor="reference").run(None, feeds)
+    for model_ in (out, m):
+        got = onnxkit.Session(model_, executor="cpu").run(None, feeds)
+        for w, g in zip(want, got):
+            np.testing.assert_array_equal(g, w)
+    chain = _chain_model()
+    fused, _ = optimize(chain, 1, passes=(dynamic_quant_fusion.PASS,))
+    feeds = {"x": rand(2, 3, 8) * 3}
+    want = onnxkit.Session(chain, executor="reference").run(None, feeds)
+    got = onnxkit.Session(fused, executor="cpu").run(None, feeds)
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g, w)

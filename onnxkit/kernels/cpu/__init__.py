@@ -23,6 +23,7 @@ so the two executors always give the same answers.
 | tensor          | Gather, Transpose, Concat                                        |
 | reshape_slice   | Reshape, Slice (constant index inputs worked out once)           |
 | resize          | Resize (nearest / linear, 2-D)                                   |
+| fused_quant     | onnxkit::MatMulIntegerToFloat / DynamicQuantizeMatMul / QuantizeDequantize (the chains' cpu kernels) |
 | quantized       | QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,         |
 |                 | com.microsoft::QLinearAdd / QLinearMul                           |
 | quantized_conv, | QLinearConv; MatMulInteger, QLinearMatMul (exact BLAS products)  |
@@ -144,6 +145,7 @@ KERNEL_MODULES = (
     "conv",
     "conv_transpose",
     "einsum",
+    "fused_quant",
     "gemm",
     "instance_norm",
     "layer_norm",

@@ -22,14 +22,19 @@ from onnxkit.ops.fused._common import standard
 from onnxkit.ops.registry import op
 
 
-@op("MatMulIntegerToFloat", 1, domain="onnxkit")
-def matmul_integer_to_float(A, B, a_scale, b_scale, a_zero_point=None, b_zero_point=None,
-                            bias=None):
-    product = standard("MatMulInteger", 10)(A, B, a_zero_point, b_zero_point)
+def scaled(product, a_scale, b_scale, bias=None):
+    """The chain after the integer product: Cast, the scales' product, Mul, Add."""
     to = helper.np_dtype_to_tensor_dtype(a_scale.dtype)
     scale = standard("Mul", 14)(a_scale, b_scale)
     Y = standard("Mul", 14)(standard("Cast", 13)(product, to=to), scale)
     return Y if bias is None else standard("Add", 14)(Y, bias)
+
+
+@op("MatMulIntegerToFloat", 1, domain="onnxkit")
+def matmul_integer_to_float(A, B, a_scale, b_scale, a_zero_point=None, b_zero_point=None,
+                            bias=None):
+    product = standard("MatMulInteger", 10)(A, B, a_zero_point, b_zero_point)
+    return scaled(product, a_scale, b_scale, bias)
 
 
 @op("DynamicQuantizeMatMul", 1, domain="onnxkit")

@@ -1,0 +1,65 @@
+"""onnxkit::MatMulIntegerToFloat, DynamicQuantizeMatMul and QuantizeDequantize on the
+``cpu`` executor: the unfused chain's own cpu kernels, one after the other.
+
+    DynamicQuantizeMatMul:  a, a_scale, a_zero = DynamicQuantizeLinear (A)    (quantized)
+    both products:          p = MatMulInteger (a, B, a_zero, b_zero)          (quantized_matmul)
+                            Y = Cast (p) * (a_scale * b_scale) [+ bias]       (the reference's)
+    QuantizeDequantize:     DequantizeLinear (QuantizeLinear (x, ...), ...)   (quantized)
+
+Every step is what the unfused chain runs on this executor, and those kernels give the
+reference's bits, so fused and unfused agree to the bit. B's shifted copy for the integer
+product is made once per node when B is an initializer (``prepare``).
+https://onnx.ai/onnx/operators/onnx__MatMulInteger.html ; docs/onnxkit-domain.md
+"""
+
+from __future__ import annotations
+
+from onnxkit.kernels.cpu import CPU
+from onnxkit.kernels.cpu.quantized import (dequantize_linear_13, dynamic_quantize_linear,
+                                           quantize_linear_13)
+from onnxkit.kernels.cpu.quantized_matmul import PreparedProduct
+from onnxkit.ops.fused.quant_matmul import scaled
+from onnxkit.ops.registry import op
+
+
+class PreparedQuantProduct:
+    """One MatMulIntegerToFloat (``dynamic`` False) or DynamicQuantizeMatMul node."""
+
+    def __init__(self, dynamic: bool, b=None, b_zero=None):
+        self.dynamic = dynamic
+        self.product = PreparedProduct(False, b, b_zero)
+
+    def __call__(self, *inputs):
+        if self.dynamic:
+            A, B, b_scale, b_zero, bias = (list(inputs) + [None] * 5)[:5]
+            a, a_scale, a_zero = dynamic_quantize_linear(A)
+        else:
+            a, B, a_scale, b_scale, a_zero, b_zero, bias = (list(inputs) + [None] * 7)[:7]
+        return scaled(self.product(a, B, a_zero, b_zero), a_scale, b_scale, bias)
+
+
+@op("MatMulIntegerToFloat", 1, domain="onnxkit", registry=CPU)
+def matmul_integer_to_float(A, B, a_scale, b_scale, a_zero_point=None, b_zero_point=None,
+                            bias=None):
+    return PreparedQuantProduct(False)(A, B, a_scale, b_scale, a_zero_point, b_zero_point, bias)
+
+
+@op("DynamicQuantizeMatMul", 1, domain="onnxkit", registry=CPU)
+def dynamic_quantize_matmul(A, B, b_scale, b_zero_point=None, bias=None):
+    return PreparedQuantProduct(True)(A, B, b_scale, b_zero_point, bias)
+
+
+@op("QuantizeDequantize", 1, domain="onnxkit", registry=CPU)
+def quantize_dequantize(x, y_scale, y_zero_point, x_scale, x_zero_point=None):
+    return dequantize_linear_13(quantize_linear_13(x, y_scale, y_zero_point), x_scale,
+                                x_zero_point)
+
+
+def _prepare(dynamic: bool, b_zero_index: int):
+    def prepare(node, attrs, constants, shapes):
+        return PreparedQuantProduct(dynamic, constants.get(1), constants.get(b_zero_index))
+    return prepare
+
+
+matmul_integer_to_float.prepare = _prepare(False, 5)
+dynamic_quantize_matmul.prepare = _prepare(True, 3)
