@@ -187,6 +187,8 @@ CONVS = [  # x shape, w shape, attributes
                                    "dilations": [1, 2]}),
     ((1, 4, 8, 8), (4, 1, 3, 3), {"group": 4, "auto_pad": "SAME_UPPER"}),
     ((1, 160, 4, 4), (24, 160, 3, 3), {"pads": [1, 1, 1, 1]}),  # K = 1440: float64
+    ((1, 32, 2, 2), (16, 32, 3, 3), {"pads": [1, 1, 1, 1]}),  # 4 pixels: integer dots
+    ((2, 8, 3, 3), (8, 2, 3, 3), {"group": 4, "strides": [2, 2], "pads": [1, 1, 1, 1]}),
 ]
 
 
@@ -215,16 +217,17 @@ def test_qlinear_conv(x_dtype, w_dtype, per_channel, conv):
                                 fed=(0, 3), onnxruntime=False))
 
 
-def test_qlinear_conv_beyond_float32():
+@pytest.mark.parametrize("size", [3, 5], ids=["dots", "blas"])
+def test_qlinear_conv_beyond_float32(size):
     """Every product 255 * 127 over 3 * 3 * 201 taps: 58,584,465, odd and above 2**25, so
     float32 cannot hold it; a bias of -58,584,400 leaves 65, which the output keeps."""
-    x = np.full((1, 201, 3, 3), 255, U8)
+    x = np.full((1, 201, size, size), 255, U8)
     w = np.full((2, 201, 3, 3), 127, I8)
     bias = np.full(2, -58_584_400, np.int32)
     one = np.float32(1)
     inputs = [x, one, U8(0), w, one, I8(0), one, U8(0), bias]
     cpu, ref, _ = run_three("QLinearConv", inputs, onnxruntime=False)
-    np.testing.assert_array_equal(cpu[0], np.full((1, 2, 1, 1), 65, U8))
+    np.testing.assert_array_equal(cpu[0], np.full((1, 2, size - 2, size - 2), 65, U8))
     np.testing.assert_array_equal(ref[0], cpu[0])
 
 

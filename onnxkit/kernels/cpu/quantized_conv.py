@@ -1,15 +1,20 @@
-"""QLinearConv on the ``cpu`` executor: im2col + one exact BLAS product per image and group.
+"""QLinearConv on the ``cpu`` executor: exact integer sums by BLAS or int16 dot products.
 
-    xs = x - x_zero_point                     (float32 or float64, one pass)
-    cols = im2col(xs)  (padding reads 0, i.e. the zero point)      1x1 stride 1: xs itself
-    acc[n, g] = (w - w_zero_point)[g] (Mg, Cg*KH*KW) @ cols (Cg*KH*KW, OH*OW)     BLAS
+    xs = x - x_zero_point                     (one pass; padding reads 0, the zero point)
+    blas:  cols = im2col(xs) (1x1 stride 1: xs itself), float32 or float64
+           acc[n, g] = (w - w_zero_point)[g] (Mg, Cg*KH*KW) @ cols (Cg*KH*KW, OH*OW)
+    dots:  at most FEW_PIXELS output pixels (the weights outweigh the work): patches
+           (P, Cg*KH*KW) as int16, one integer dot product per output value
+           (``int_dots``)
     y = saturate(round((acc + B[m]) * (x_scale * w_scale[m] / y_scale)) + y_zero_point)
 
-The products run in float32 only where that is exact (``quantized_matmul.exact_dtype``:
-the largest output channel's L1 norm of the shifted weights times the largest |x - zx|
-x's type allows is at most 2**24), else in float64; the requantization is the
-reference's float64 arithmetic, so the answers are the same bits. The weights' shift and
-layout are made once per node when they are initializers (``prepare``), else per call.
+Exactness: with B = the largest output channel's L1 norm of the shifted weights and
+V = the largest |x - zx| x's type allows, every partial sum is an integer of magnitude at
+most B * V. BLAS runs in float32 only where B * V <= 2**24 (``quantized_matmul.
+exact_dtype``), else float64; the dots where B * V < 2**31 (else BLAS). The
+requantization is the reference's float64 arithmetic, so the answers are the same bits.
+The weights' shift and layout are made once per node when they are initializers
+(``prepare``), else per call.
 2-D convolutions only; the rest (1-D, 3-D, other dtypes, per-channel x zero points)
 runs the reference kernel. https://onnx.ai/onnx/operators/onnx__QLinearConv.html
 """
@@ -17,11 +22,14 @@ runs the reference kernel. https://onnx.ai/onnx/operators/onnx__QLinearConv.html
 from __future__ import annotations
 
 import numpy as np
+from numba import njit, prange
+from numpy.lib.stride_tricks import sliding_window_view
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._blas import matmul
 from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._im2col import im2col, phase_shape, phases
+from onnxkit.kernels.cpu._threads import split
 from onnxkit.kernels.cpu.quantized_matmul import (EIGHT_BIT, ShiftedWeights, exact_dtype,
                                                   requantize, value_bound)
 from onnxkit.ops.quant import qlinear_conv as ref_qconv
@@ -29,6 +37,10 @@ from onnxkit.ops.quant._int_conv import padding
 from onnxkit.ops.quant._quant import INT_RANGES
 from onnxkit.ops.registry import op
 
+# output pixels per image; at most this many: int16 dot products (BLAS reads float weights
+# 2-4x the bytes; past ~16 pixels its products win: docs/kinds.md)
+FEW_PIXELS = 8
+EXACT_IN_INT32 = 1 << 31
 _DEFAULTS = dict(auto_pad="NOTSET", dilations=None, group=1, kernel_shape=None, pads=None,
                  strides=None)
 
@@ -95,9 +107,14 @@ class PreparedQLinearConv:
             return None
         weights = self.weights(w, w_zero)
         zx = 0 if x_zero is None else int(np.asarray(x_zero).reshape(()))
-        dtype = exact_dtype(weights.l1, value_bound(x.dtype, zx))
-        acc = self._products(x, zx, weights.get(dtype), dtype, group, kernel, strides,
-                             dilations, begin, out)
+        bound = value_bound(x.dtype, zx)
+        dtype = exact_dtype(weights.l1, bound)
+        if out[0] * out[1] <= FEW_PIXELS and weights.l1 * bound < EXACT_IN_INT32:
+            acc = _dots(x, zx, weights.get(np.dtype(np.int16)), group, kernel, strides,
+                        dilations, begin, end, out)
+        else:
+            acc = self._products(x, zx, weights.get(dtype), dtype, group, kernel, strides,
+                                 dilations, begin, out)
         # the reference's multiplier and bias, the same float operations
         m = w.shape[0]
         ws = np.asarray(w_scale).reshape(-1) if np.size(w_scale) != 1 else np.asarray(w_scale).reshape(())
@@ -137,6 +154,52 @@ class PreparedQLinearConv:
                 src = cols.reshape(group, k, oh * ow)
             matmul(weights, src, acc[i].reshape(group, m // group, oh * ow))
         return acc
+
+
+@njit(cache=True, parallel=True)
+def int_dots(w, cols, acc):
+    """acc[n, m, p] = sum_k w[m, k] * cols[n, g, p, k] (g = m's group) for int16 w and cols,
+    in integers (exact: the caller checks the sums fit int32). The output channels are
+    shared among the threads; each weight row is read once per image."""
+    channels = w.shape[0]
+    parts, per = split(channels, w.size * cols.shape[2])
+    if parts == 1:
+        _int_dots(w, cols, acc, 0, channels)
+        return
+    for part in prange(parts):
+        _int_dots(w, cols, acc, part * per, min(channels, (part + 1) * per))
+
+
+@njit(cache=True, error_model="numpy")
+def _int_dots(w, cols, acc, lo, hi):
+    per_group = w.shape[0] // cols.shape[1]
+    for n in range(cols.shape[0]):
+        for m in range(lo, hi):
+            row = w[m]
+            image = cols[n, m // per_group]
+            for p in range(image.shape[0]):
+                col = image[p]
+                total = 0
+                for k in range(row.shape[0]):
+                    total += np.int32(row[k]) * np.int32(col[k])
+                acc[n, m, p] = total
+
+
+def _dots(x, zx, w16, group, kernel, strides, dilations, begin, end, out):
+    """acc (N, M, OH, OW) int32 for a layer of few output pixels: the shifted input's
+    patches (N, group, P, Cg*KH*KW) as int16 by numpy, then ``int_dots``."""
+    n, c = x.shape[:2]
+    (kh, kw), (sh, sw), (dh, dw), (oh, ow) = kernel, strides, dilations, out
+    xs = np.subtract(x, np.int16(zx), dtype=np.int16)
+    xs = np.pad(xs, [(0, 0), (0, 0), (begin[0], end[0]), (begin[1], end[1])])
+    windows = sliding_window_view(xs, ((kh - 1) * dh + 1, (kw - 1) * dw + 1), axis=(2, 3))
+    windows = windows[:, :, ::sh, ::sw, ::dh, ::dw][:, :, :oh, :ow]
+    # (N, C, OH, OW, KH, KW) -> (N, group, OH, OW, C/group, KH, KW) -> (N, group, P, K)
+    windows = windows.reshape(n, group, c // group, oh, ow, kh, kw).transpose(0, 1, 3, 4, 2, 5, 6)
+    cols = np.ascontiguousarray(windows).reshape(n, group, oh * ow, -1)
+    acc = empty((n, w16.shape[0], oh, ow), np.int32)
+    int_dots(w16, read_only(cols), acc.reshape(n, w16.shape[0], oh * ow))
+    return acc
 
 
 def prepare_qlinear_conv(node, attrs, constants, shapes) -> PreparedQLinearConv:
