@@ -256,3 +256,30 @@ def test_qlinear_binary(dtype, op, b_shape):
     differ = cpu[0] != theirs[0]
     assert tie.any() and not (differ & ~tie).any()
     assert np.abs(cpu[0].astype(int) - theirs[0].astype(int)).max() <= 1
+
+
+@pytest.mark.parametrize("a_dtype,b_dtype", [(U8, I8), (U8, U8), (I8, I8)])
+@pytest.mark.parametrize("trans_b", [0, 1])
+@pytest.mark.parametrize("output", ["quantized", "float"])
+@pytest.mark.parametrize("per_column", [False, True])
+def test_qgemm(a_dtype, b_dtype, trans_b, output, per_column):
+    rng = np.random.default_rng(3 + trans_b)
+    m, k, n = 3, 40, 17
+    a = random_q(rng, a_dtype, (m, k))
+    b = random_q(rng, b_dtype, (n, k) if trans_b else (k, n), bits=7 if b_dtype == I8 else 8)
+    count = n if per_column else 1
+    b_scale = rng.uniform(0.001, 0.01, count).astype(np.float32)
+    b_zero = np.zeros(count, b_dtype) if per_column else zero_points(rng, b_dtype, 1)
+    if not per_column:
+        b_scale, b_zero = b_scale[0], b_zero[0]
+    c = rng.integers(-5000, 5000, n).astype(np.int32)
+    tail = [np.float32(0.05), zero_points(rng, a_dtype, 1)[0]] if output == "quantized" else []
+    inputs = [a, np.float32(0.02), zero_points(rng, a_dtype, 1)[0], b, b_scale, b_zero, c] + tail
+    out = a_dtype if output == "quantized" else np.float32
+    cpu, ref, theirs = run_three("QGemm", inputs, {"transB": trans_b, "alpha": 0.5},
+                                 out_types=[out], domain="com.microsoft", opset=17)
+    assert_equal_all(cpu, ref)
+    if output == "quantized":
+        assert_equal_all(cpu, ref, theirs)
+    else:
+        np.testing.assert_allclose(cpu[0], theirs[0], rtol=1e-6, atol=0)

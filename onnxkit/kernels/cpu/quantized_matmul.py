@@ -1,8 +1,9 @@
-"""Integer matrix products on the ``cpu`` executor: MatMulInteger and QLinearMatMul.
+"""Integer matrix products on the ``cpu`` executor: MatMulInteger, QLinearMatMul, QGemm.
 
     acc = (A - a_zero_point) @ (B - b_zero_point)          one BLAS product, exact
     MatMulInteger:  Y = int32(acc)
     QLinearMatMul:  Y = saturate(round(acc * (a_scale * b_scale[n] / y_scale)) + y_zero_point)
+    com.microsoft QGemm: acc + C, then the reference's float32 scaling
 
 Exactness rule (``exact_dtype``): the operands' shifted values are small integers and BLAS
 adds their products in an order of its own. Every partial sum is an integer bounded by
@@ -27,8 +28,9 @@ from onnxkit.kernels.cpu._blas import matmul
 from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._threads import split
 from onnxkit.ops.quant import matmul_integer as ref_mmi
+from onnxkit.ops.quant import qgemm as ref_qgemm
 from onnxkit.ops.quant import qlinear_matmul as ref_qmm
-from onnxkit.ops.quant._contrib import EIGHT_BIT
+from onnxkit.ops.quant._contrib import EIGHT_BIT, MS_DOMAIN
 from onnxkit.ops.quant._quant import INT_RANGES
 from onnxkit.ops.registry import op
 
@@ -106,23 +108,27 @@ class PreparedProduct:
     """One MatMulInteger / QLinearMatMul node (``quantized``: the latter): B's shifted copy
     kept when B is an initializer (``constant``)."""
 
-    def __init__(self, quantized: bool, b=None, b_zero=None):
+    def __init__(self, quantized: bool, b=None, b_zero=None, trans_b: bool = False):
         self.quantized = quantized
-        self.constant = (None if b is None or b.ndim != 2 or b.dtype not in EIGHT_BIT
-                         or not _zero_ok(b_zero, b.dtype, (1, b.shape[1]))
-                         else (b, b_zero, ShiftedWeights(b, b_zero)))
+        self.trans_b = trans_b  # B is given (N, K) (QGemm's transB)
+        self.constant = None
+        if b is not None and b.ndim == 2 and b.dtype in EIGHT_BIT:
+            bk = b.T if trans_b else b
+            if _zero_ok(b_zero, b.dtype, (1, bk.shape[1])):
+                self.constant = (b, b_zero, ShiftedWeights(bk, b_zero))
 
     def weights(self, b, b_zero) -> ShiftedWeights:
         if self.constant is not None and b is self.constant[0] and b_zero is self.constant[1]:
             return self.constant[2]
-        return ShiftedWeights(b, b_zero)
+        return ShiftedWeights(b.T if self.trans_b else b, b_zero)
 
     def product(self, a, a_zero, b, b_zero):
         """The exact (…, M, N) product as float32/float64, or None (reference)."""
-        if (a.dtype not in EIGHT_BIT or b.dtype not in EIGHT_BIT or b.ndim != 2 or a.ndim < 2
-                or a.shape[-1] != b.shape[0] or a.size == 0 or b.size == 0
-                or not _zero_ok(a_zero, a.dtype, (1,))
-                or not _zero_ok(b_zero, b.dtype, (1, b.shape[1]))):
+        if a.dtype not in EIGHT_BIT or b.dtype not in EIGHT_BIT or b.ndim != 2 or a.ndim < 2:
+            return None
+        k, n = b.shape[::-1] if self.trans_b else b.shape
+        if (a.shape[-1] != k or a.size == 0 or b.size == 0
+                or not _zero_ok(a_zero, a.dtype, (1,)) or not _zero_ok(b_zero, b.dtype, (1, n))):
             return None
         w = self.weights(b, b_zero)
         dtype = exact_dtype(w.l1, value_bound(a.dtype, a_zero))
@@ -130,9 +136,9 @@ class PreparedProduct:
         shifted = rows.astype(dtype)
         if a_zero is not None:
             shifted -= dtype.type(int(np.asarray(a_zero).reshape(())))
-        acc = empty((rows.shape[0], b.shape[1]), dtype)
+        acc = empty((rows.shape[0], n), dtype)
         matmul(shifted, w.get(dtype), acc)
-        return acc.reshape(a.shape[:-1] + (b.shape[1],))
+        return acc.reshape(a.shape[:-1] + (n,))
 
     def __call__(self, *inputs):
         if self.quantized:
@@ -165,6 +171,48 @@ class PreparedProduct:
         return y
 
 
+class PreparedQGemm(PreparedProduct):
+    """One com.microsoft QGemm node: the product as MatMulInteger's, then the reference's
+    float32 scaling (``ops/quant/qgemm.py``) on the exact sums. transA and biases that
+    are not one value per column run the reference kernel."""
+
+    def __init__(self, attrs: dict, b=None, b_zero=None):
+        self.attrs = {"alpha": 1.0, "transA": 0, "transB": 0, **attrs}
+        super().__init__(False, b, b_zero, bool(self.attrs["transB"]))
+
+    def __call__(self, A, a_scale, a_zero_point, B, b_scale, b_zero_point, C=None,
+                 y_scale=None, y_zero_point=None, **_attributes):
+        n = B.shape[0] if self.trans_b else B.shape[-1]
+        ok = (not self.attrs["transA"] and A.ndim == 2 and np.size(a_scale) == 1
+              and np.size(b_scale) in (1, n) and np.ndim(b_scale) <= 1
+              and (y_scale is None or np.size(y_scale) == 1)
+              and (y_zero_point is None or (y_scale is not None and np.size(y_zero_point) == 1
+                                            and np.asarray(y_zero_point).dtype in EIGHT_BIT))
+              and (C is None or (C.dtype == np.int32 and C.ndim <= 2
+                                 and (C.size == 1 or C.shape[-1:] == (C.size,) == (n,)))))
+        acc = self.product(A, a_zero_point, B, b_zero_point) if ok else None
+        if acc is None:
+            return ref_qgemm.qgemm(A, a_scale, a_zero_point, B, b_scale, b_zero_point, C,
+                                   y_scale, y_zero_point, **self.attrs)
+        acc = acc.astype(np.int64)
+        if C is not None:
+            acc = acc + C.reshape(-1)
+        scale = (F32(self.attrs["alpha"]) * F32(np.asarray(a_scale).reshape(()))
+                 * np.asarray(b_scale).reshape(-1).astype(F32))
+        if y_scale is not None:
+            scale = scale / F32(np.asarray(y_scale).reshape(()))
+        acc = acc.astype(F32)  # onnxruntime's int32 sums, as float32
+        if y_zero_point is None:
+            return acc * scale
+        zy = np.asarray(y_zero_point)
+        low, high = INT_RANGES[zy.dtype]
+        return np.clip(np.rint(acc * scale) + F32(zy.reshape(())), low, high).astype(zy.dtype)
+
+
+def prepare_qgemm(node, attrs, constants, shapes):
+    return PreparedQGemm(attrs, constants.get(3), constants.get(5))
+
+
 def prepare_matmul_integer(node, attrs, constants, shapes):
     return PreparedProduct(False, constants.get(1), constants.get(3))
 
@@ -184,5 +232,13 @@ def qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, 
                                  y_zero_point)
 
 
+@op("QGemm", 1, domain=MS_DOMAIN, registry=CPU)
+def qgemm(A, a_scale, a_zero_point, B, b_scale, b_zero_point, C=None, y_scale=None,
+          y_zero_point=None, *, alpha=1.0, transA=0, transB=0):
+    return PreparedQGemm(dict(alpha=alpha, transA=transA, transB=transB))(
+        A, a_scale, a_zero_point, B, b_scale, b_zero_point, C, y_scale, y_zero_point)
+
+
 matmul_integer.prepare = prepare_matmul_integer
+qgemm.prepare = prepare_qgemm
 qlinear_matmul.prepare = prepare_qlinear_matmul
