@@ -3,23 +3,33 @@
 
     DynamicQuantizeMatMul:  a, a_scale, a_zero = DynamicQuantizeLinear (A)    (quantized)
     both products:          p = MatMulInteger (a, B, a_zero, b_zero)          (quantized_matmul)
-                            Y = Cast (p) * (a_scale * b_scale) [+ bias]       (the reference's)
+                            Y = Cast (p) * (a_scale * b_scale) [+ bias]       in place
     QuantizeDequantize:     DequantizeLinear (QuantizeLinear (x, ...), ...)   (quantized)
 
 Every step is what the unfused chain runs on this executor, and those kernels give the
-reference's bits, so fused and unfused agree to the bit. B's shifted copy for the integer
-product is made once per node when B is an initializer (``prepare``).
+reference's bits, so fused and unfused agree to the bit. The integer product comes as
+exact integers in float32 (or float64, ``quantized_matmul.exact_dtype``): float32 is the
+Cast's result already; float64 goes through int32 as MatMulInteger's output does. The
+scaling is float32 arithmetic in place, each step rounded once as the reference's Mul and
+Add are; other types run the reference's tail. B's shifted copy for the integer product
+is made once per node when B is an initializer (``prepare``).
 https://onnx.ai/onnx/operators/onnx__MatMulInteger.html ; docs/onnxkit-domain.md
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu.quantized import (dequantize_linear_13, dynamic_quantize_linear,
                                            quantize_linear_13)
 from onnxkit.kernels.cpu.quantized_matmul import PreparedProduct
 from onnxkit.ops.fused.quant_matmul import scaled
+from onnxkit.ops.quant import matmul_integer as ref_mmi
 from onnxkit.ops.registry import op
+
+
+F32 = np.dtype(np.float32)
 
 
 class PreparedQuantProduct:
@@ -35,7 +45,21 @@ class PreparedQuantProduct:
             a, a_scale, a_zero = dynamic_quantize_linear(A)
         else:
             a, B, a_scale, b_scale, a_zero, b_zero, bias = (list(inputs) + [None] * 7)[:7]
-        return scaled(self.product(a, B, a_zero, b_zero), a_scale, b_scale, bias)
+        acc = self.product.product(a, a_zero, B, b_zero)
+        if acc is None:
+            return scaled(ref_mmi.matmul_integer(a, B, a_zero, b_zero), a_scale, b_scale, bias)
+        if not _float32(a_scale, b_scale, bias):
+            return scaled(acc.astype(np.int32), a_scale, b_scale, bias)
+        Y = acc if acc.dtype == F32 else acc.astype(np.int32).astype(F32)
+        np.multiply(Y, np.multiply(a_scale, b_scale), out=Y)
+        if bias is not None:
+            np.add(Y, bias, out=Y)
+        return Y
+
+
+def _float32(a_scale, b_scale, bias) -> bool:
+    """Scales and bias float32, of rank <= 1 (so the product keeps its shape)."""
+    return all(x is None or (x.dtype == F32 and x.ndim <= 1) for x in (a_scale, b_scale, bias))
 
 
 @op("MatMulIntegerToFloat", 1, domain="onnxkit", registry=CPU)
