@@ -45,3 +45,8 @@ class KernelContext:
 
     def run(self, body: "GraphPlan", inputs: Sequence[Any] = ()) -> list:
         return self.state.run_body(body, body.bind(inputs), self.scope)
+
+    def runner(self, body: "GraphPlan"):
+        """``run(inputs) -> outputs``, what ``ctx.run(body, inputs)`` does, with the work
+        that is the same on every call done once (for a body run many times)."""
+        return self.state.body_runner(body, self.scope)

@@ -23,13 +23,15 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from onnxkit.errors import GraphError, KernelError, OnnxkitError, describe_node
+from onnxkit.errors import describe_node
 from onnxkit.core.context import KernelContext
 from onnxkit.core.executor import Executor
 from onnxkit.core.limits import Limits, MemoryBudget
 from onnxkit.runtime.plan import GraphPlan, Step
 from onnxkit.runtime.trace import TraceCallback, TraceEvent
-from onnxkit.runtime.values import describe_value, value_bytes
+from onnxkit.runtime.step_results import fail, not_available, over
+from onnxkit.runtime.step_results import results as step_results
+from onnxkit.runtime.values import value_bytes
 
 
 @dataclass
@@ -56,9 +58,26 @@ class RunState:
         """Run a nested graph in this run (``KernelContext.run``, which cannot import us)."""
         return run_graph(body, feeds, outer, self)
 
+    def body_runner(self, body: GraphPlan, outer):
+        """``run(values) -> outputs``: ``body`` bound to ``values`` by position and run in
+        this run, seeing ``outer`` (``KernelContext.runner``: a loop's iterations)."""
+        straight = body.straight
+        if straight is None or self.trace is not None or \
+                type(self.executor).invoke is not Executor.invoke:
+            return lambda values: run_graph(body, body.bind(values), outer, self)
+        bind = body.binder
+
+        def run(values):
+            feeds = bind(values)
+            return straight(body.bind(values) if feeds is None else feeds, outer, self)
+        return run
+
 
 def run_graph(plan: GraphPlan, feeds: Mapping[str, Any], outer: Mapping[str, Any] | None,
               state: RunState) -> list:
+    straight = plan.straight  # the same run as one function (``straight_line``)
+    if straight is not None and state.trace is None and type(state.executor).invoke is Executor.invoke:
+        return straight(feeds, outer, state)
     env: dict[str, Any] = dict(plan.initializers)
     env.update(feeds)
     scope = env if outer is None else ChainMap(env, outer)
@@ -72,13 +91,13 @@ def run_graph(plan: GraphPlan, feeds: Mapping[str, Any], outer: Mapping[str, Any
         try:
             args = [scope[name] if name else None for name in step.inputs]
         except KeyError:
-            raise _not_available(scope, step.inputs, describe_node(step.node)) from None
+            raise not_available(scope, step.inputs, describe_node(step.node)) from None
         budget.live = live  # what the kernel's check_allocation sees
         if direct and step.plain:
             try:
                 result = step.kernel.fn(*args, **step.attrs)
             except Exception as exc:
-                _fail(step, args, exc)
+                fail(step, args, exc)
             if type(result) is np.ndarray and step.wanted == 1:
                 nbytes = result.nbytes
                 live += nbytes
@@ -89,9 +108,9 @@ def run_graph(plan: GraphPlan, feeds: Mapping[str, Any], outer: Mapping[str, Any
                     env.pop(name, None)
                     live -= held.pop(name, 0)
                 if live > limit:  # checked once its dead inputs are gone: a view of one counts once
-                    _over(budget, live, nbytes, step)
+                    over(budget, live, nbytes, step)
                 continue
-            results = _results(step, result, state)
+            results = step_results(step, result, state)
         elif trace is None:
             results = _invoke(step, args, scope, state, plan)
         else:
@@ -112,13 +131,13 @@ def run_graph(plan: GraphPlan, feeds: Mapping[str, Any], outer: Mapping[str, Any
             env.pop(name, None)
             live -= held.pop(name, 0)
         if live > limit:
-            _over(budget, live, nbytes, step)
+            over(budget, live, nbytes, step)
     # the rest is handed over: the caller, or the kernel that ran this body, keeps it
     budget.live = live - sum(held.values())
     try:
         return [scope[name] for name in plan.output_names]
     except KeyError:
-        raise _not_available(scope, plan.output_names, f"graph {plan.path or plan.name!r}") from None
+        raise not_available(scope, plan.output_names, f"graph {plan.path or plan.name!r}") from None
 
 
 def _invoke(step: Step, args: list, scope, state: RunState, plan: GraphPlan) -> tuple:
@@ -127,50 +146,7 @@ def _invoke(step: Step, args: list, scope, state: RunState, plan: GraphPlan) -> 
     try:
         result = state.executor.invoke(kernel, args, step.attrs, ctx)
     except Exception as exc:
-        _fail(step, args, exc)
-    return _results(step, result, state)
+        fail(step, args, exc)
+    return step_results(step, result, state)
 
 
-def _over(budget: MemoryBudget, live: int, nbytes: int, step: Step):
-    """Raise for a step whose ``nbytes`` of outputs took the run's total to ``live``,
-    over the budget."""
-    budget.live = live - nbytes
-    raise budget.exceeded(nbytes, "its outputs", step.node)
-
-
-def _fail(step: Step, args: list, exc: Exception):
-    """Raise for a kernel's failure (inside its ``except``): an onnxkit error naming the
-    node (as it came when it names one already); any other error as a ``KernelError``
-    saying which node failed, with which inputs."""
-    if isinstance(exc, OnnxkitError):
-        if str(exc).startswith("node "):
-            raise exc
-        raise type(exc)(f"{describe_node(step.node)}: {exc}") from exc
-    shown = ", ".join(f"{n or '<absent>'}: {describe_value(v)}" for n, v in zip(step.inputs, args))
-    raise KernelError(
-        f"{describe_node(step.node)} failed in kernel {step.kernel.qualified_name} "
-        f"(opset {step.opset}) with inputs [{shown}]: {type(exc).__name__}: {exc}"
-    ) from exc
-
-
-def _results(step: Step, result, state: RunState) -> tuple:
-    """A kernel's result as a tuple of values, checked against what the node needs."""
-    results = result if type(result) is tuple else (result,)
-    if len(results) < step.wanted:
-        raise KernelError(
-            f"{describe_node(step.node)}: kernel {step.kernel.qualified_name} returned "
-            f"{len(results)} value(s), the node needs {step.wanted}"
-        )
-    # arrays (nearly every result) as they are; numbers and the like become arrays
-    return tuple([v if type(v) is np.ndarray else _as_value(v, state.executor) for v in results])
-
-
-def _as_value(value, executor):
-    if isinstance(value, (np.ndarray, list, dict)) or value is None or executor.owns(value):
-        return value
-    return np.asarray(value)
-
-
-def _not_available(scope, names, where: str) -> GraphError:
-    missing = next(name for name in names if name and name not in scope)
-    return GraphError(f"{where}: value {missing!r} is not available (an input not fed?)")

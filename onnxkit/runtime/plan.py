@@ -10,6 +10,8 @@
         5. per node whose kernel has a ``prepare`` hook (the cpu kernels): the kernel
            prepared once for this node (``prepare_kernel``), kept on its step
         6. liveness: after each step, the values no later step needs are dropped
+        7. where the executor calls kernels as they are: the whole graph written out as
+           one Python function (``straight_line``)
 """
 
 from __future__ import annotations
@@ -23,10 +25,12 @@ from onnx import FunctionProto, GraphProto, ModelProto, NodeProto
 
 from onnxkit.errors import (GraphError, LimitExceededError, NotImplementedOpError, describe_node, listed,
                             quoted, shown)
+from onnxkit.core.executor import Executor
 from onnxkit.core.registry import Kernel, normalize_domain, schema_of, schema_since_version
 from onnxkit.runtime.attributes import kernel_attributes, resolve_references
 from onnxkit.runtime.functions import function_kernel
 from onnxkit.runtime.limits import Limits
+from onnxkit.runtime.straight_line import binder, straight_line
 from onnxkit.runtime.values import np_dtype, sparse_to_dense, tensor_to_array
 
 
@@ -67,6 +71,10 @@ class GraphPlan:
     initializers: dict[str, Any]
     steps: list[Step]
     free_names: frozenset = field(default_factory=frozenset)
+    #: the same run as one Python function (``straight_line``), where every step allows it
+    straight: Any = None
+    #: ``values -> feeds`` for exactly as many values as inputs (None for other counts)
+    binder: Any = None
 
     def bind(self, values: Sequence[Any]) -> dict:
         """Positional values -> feeds for this graph's inputs (control-flow bodies)."""
@@ -143,8 +151,12 @@ def compile_graph(graph: GraphProto, opsets: dict[str, int], ctx: PlanContext,
     outputs = [o.name for o in graph.output]
     plan_free = set().union(*uses) | set(outputs) if uses else set(outputs)
     _add_liveness(steps, uses, set(outputs) | set(outer_names))
-    return GraphPlan(graph.name, path, input_names, outputs, initializers, steps,
+    plan = GraphPlan(graph.name, path, input_names, outputs, initializers, steps,
                      frozenset(plan_free - local))
+    if type(ctx.executor).invoke is Executor.invoke:  # kernels called as they are
+        plan.straight = straight_line(plan)
+        plan.binder = binder(input_names)
+    return plan
 
 
 def compile_node(node: NodeProto, opsets, ctx: PlanContext, visible: frozenset, path: str,

@@ -83,7 +83,8 @@ class Kept:
     """The bytes a control kernel keeps between its body runs, charged to the run's budget.
 
         kept = Kept(ctx)
-        outs = kept.run(ctx, body, inputs, "iteration 3")   # errors say whose body
+        run = ctx.runner(body)
+        outs = kept.run(run, inputs, "iteration {}", 3)   # errors say whose body
         kept.charge(new_values, "...")   # raises LimitExceededError naming the node
         kept.release(old_values)         # values it no longer holds
         kept.check(nbytes, "...")        # before allocating (e.g. the stacked outputs)
@@ -101,6 +102,13 @@ class Kept:
         self.nbytes += nbytes
         return nbytes
 
+    def charge_bytes(self, nbytes: int, what: str, *what_args) -> None:
+        """``charge`` for values already counted (``what`` formatted only on failure)."""
+        if self.budget.live + nbytes > self.budget.limit:
+            self.budget.charge(nbytes, what.format(*what_args), self.node)  # (raises)
+        self.budget.live += nbytes
+        self.nbytes += nbytes
+
     def release(self, values) -> None:
         nbytes = value_bytes(values)
         self.budget.release(nbytes)
@@ -109,18 +117,25 @@ class Kept:
     def check(self, nbytes: int, what: str) -> None:
         self.budget.check(nbytes, what, self.node)
 
-    def run(self, ctx, body, inputs: list, where: str) -> list:
-        """``ctx.run(body, inputs)``; a budget overrun inside the body also says which
-        node's body it was, ``where`` in its run and what the node keeps so far."""
+    def run(self, run, inputs: list, where: str, *where_args) -> list:
+        """``run(inputs)`` (a ``ctx.runner(body)``); a budget overrun inside the body also
+        says which node's body it was, ``where.format(*where_args)`` in its run (formatted
+        only then) and what the node keeps so far."""
         try:
-            return ctx.run(body, inputs)
+            return run(inputs)
         except LimitExceededError as exc:
-            if "max_run_bytes" not in str(exc):
-                raise
-            raise LimitExceededError(
-                f"{exc}; in the body of {describe_node(self.node)} at {where}, which keeps "
-                f"{self.nbytes:,} bytes of state and scan outputs"
-            ) from exc
+            self.explain(exc, where, *where_args)
+
+    def explain(self, exc: LimitExceededError, where: str, *where_args):
+        """Raise ``exc``, a body's error; a budget overrun says which node's body it was,
+        where in its run, and what the node keeps so far."""
+        if "max_run_bytes" not in str(exc):
+            raise exc
+        raise LimitExceededError(
+            f"{exc}; in the body of {describe_node(self.node)} at "
+            f"{where.format(*where_args)}, which keeps "
+            f"{self.nbytes:,} bytes of state and scan outputs"
+        ) from exc
 
     def release_all(self) -> None:
         self.budget.release(self.nbytes)

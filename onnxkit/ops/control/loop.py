@@ -18,9 +18,25 @@ https://onnx.ai/onnx/operators/onnx__Loop.html
 import numpy as np
 
 from onnxkit.errors import GraphError, LimitExceededError, describe_node
+from onnxkit.core.values import value_bytes
 from onnxkit.ops.control._body import (Kept, check_tensor_scan_output, count_iterations,
                                        empty_stack, stacked_bytes)
 from onnxkit.ops.registry import op
+
+
+_BLOCK = 1024
+
+
+def _numbers(start: int) -> np.ndarray:
+    """Iteration numbers start.. start + _BLOCK - 1, read-only (bodies may keep them)."""
+    numbers = np.arange(start, start + _BLOCK, dtype=np.int64)
+    numbers.flags.writeable = False
+    return numbers
+
+
+_ITERATIONS = _numbers(0)
+_TRUE = np.array(True)  # an iteration runs only while the condition holds
+_TRUE.flags.writeable = False
 
 
 @op("Loop", 1, 11, 13, 16, 19, 21, 23, 24, 25, context=True)
@@ -36,8 +52,11 @@ def loop(M, cond, *v_initial, body, ctx):
     trip_limit = None if M is None else int(M.reshape(-1)[0])
     keep_going = True if cond is None else bool(cond.reshape(-1)[0])
     cap = ctx.limits.max_loop_iterations
+    run_state, budget = ctx.state, ctx.budget
     state = list(v_initial)  # charged by the enclosing graph; later states by ``kept``
-    kept, own_state = Kept(ctx), []
+    kept, state_bytes = Kept(ctx), 0
+    run_body = ctx.runner(body)
+    numbers, base = _ITERATIONS, 0  # k as a read-only 0-d array: numbers[k - base, ...]
     scans: list[list] = [[] for _ in range(n_scan)]
     k = 0
     while keep_going and (trip_limit is None or k < trip_limit):
@@ -46,20 +65,39 @@ def loop(M, cond, *v_initial, body, ctx):
                 f"{describe_node(ctx.node)}: ran {k} iterations, over the limit "
                 f"max_loop_iterations={cap}"
             )
-        count_iterations(ctx)
-        outs = kept.run(ctx, body, [np.array(k, dtype=np.int64), np.array(keep_going), *state],
-                        f"iteration {k}")
-        keep_going = bool(np.asarray(outs[0]).reshape(-1)[0])
-        for i, value in enumerate(outs[1 + n_state:]):
-            check_tensor_scan_output(ctx.node, value, i)
-        kept.release(own_state)  # replaced: the body's inputs are gone with its scope
-        kept.charge(outs[1:], f"loop state and scan outputs of iteration {k}")
-        state = own_state = list(outs[1:1 + n_state])
-        for i, value in enumerate(outs[1 + n_state:]):
-            scans[i].append(value)
+        run_state.loop_iterations += 1
+        if run_state.loop_iterations > cap:
+            count_iterations(ctx, 0)  # (raises, saying so)
+        if k - base >= _BLOCK:
+            numbers, base = _numbers(k), k
+        try:
+            outs = run_body([numbers[k - base, ...], _TRUE, *state])
+        except LimitExceededError as exc:
+            kept.explain(exc, "iteration {}", k)
+        go = outs[0]
+        keep_going = bool(go) if type(go) is np.ndarray and go.size == 1 else \
+            bool(np.asarray(go).reshape(-1)[0])
+        # the body's inputs are gone with its scope: the old state is replaced, scan
+        # outputs kept (charged first, as they would not fit otherwise)
+        new_bytes = 0
+        for value in outs[1:]:
+            new_bytes += value.nbytes if type(value) is np.ndarray else value_bytes(value)
+        kept.nbytes -= state_bytes
+        budget.live -= state_bytes
+        if budget.live + new_bytes > budget.limit:
+            kept.charge_bytes(new_bytes, "loop state and scan outputs of iteration {}", k)
+        budget.live += new_bytes
+        kept.nbytes += new_bytes
+        state = outs[1:1 + n_state]
+        state_bytes = new_bytes
+        if n_scan:
+            for i, value in enumerate(outs[1 + n_state:]):
+                check_tensor_scan_output(ctx.node, value, i)
+                scans[i].append(value)
+                state_bytes -= value_bytes(value)  # scan outputs stay charged to the end
         k += 1
     kept.check(sum(map(stacked_bytes, scans)), f"stacking {k} iterations' scan outputs")
     stacked = [np.stack(values) if values else empty_stack(ctx.node, 1 + n_state + i)
                for i, values in enumerate(scans)]
     kept.release_all()
-    return tuple(state + stacked)
+    return tuple(list(state) + stacked)

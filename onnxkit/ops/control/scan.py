@@ -43,10 +43,11 @@ def scan(*args, body, num_scan_inputs, scan_input_axes=None, scan_input_directio
     count_iterations(ctx, steps)
     collected: list[list] = [[] for _ in range(n_scan_out)]
     kept, own_states = Kept(ctx), []
+    run_body = ctx.runner(body)
     for t in range(steps):
         slices = [np.take(x, steps - 1 - t if d else t, axis=a)
                   for x, a, d in zip(scan_inputs, in_axes, in_dirs)]
-        outs = kept.run(ctx, body, states + slices, f"step {t}")
+        outs = kept.run(run_body, states + slices, "step {}", t)
         for k, value in enumerate(outs[n_state:]):
             check_tensor_scan_output(ctx.node, value, k)
         kept.release(own_states)
@@ -86,12 +87,13 @@ def scan_8(sequence_lens, *args, body, num_scan_inputs, directions=None, ctx):
     final_states: list[list] = [[] for _ in range(n_state)]
     batched_scans: list[list] = [[] for _ in range(n_scan_out)]
     kept = Kept(ctx)
+    run_body = ctx.runner(body)
     for b in range(batch):
         states, own_states = [s[b] for s in inits], []
         collected: list[list] = [[] for _ in range(n_scan_out)]
         for t in range(lens[b]):
             slices = [x[b, lens[b] - 1 - t if d else t] for x, d in zip(scan_inputs, dirs)]
-            outs = kept.run(ctx, body, states + slices, f"batch {b}, step {t}")
+            outs = kept.run(run_body, states + slices, "batch {}, step {}", b, t)
             for k, value in enumerate(outs[n_state:]):
                 check_tensor_scan_output(ctx.node, value, k)
             kept.release(own_states)

@@ -27,9 +27,10 @@ def sequence_map(input_sequence, *additional_inputs, body, ctx):
     count_iterations(ctx, n)
     results: list[list] = [[] for _ in body.output_names]
     kept = Kept(ctx)
+    run_body = ctx.runner(body)
     for i in range(n):
         args = [input_sequence[i]] + [a[i] if isinstance(a, list) else a for a in additional_inputs]
-        outs = kept.run(ctx, body, args, f"position {i}")
+        outs = kept.run(run_body, args, "position {}", i)
         kept.charge(outs, f"the outputs of position {i}")
         for k, value in enumerate(outs):
             results[k].append(value)
