@@ -14,7 +14,7 @@ import numpy as np
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._broadcast import broadcast_shape
-from onnxkit.kernels.cpu._buffers import empty
+from onnxkit.kernels.cpu._buffers import SMALL, empty
 from onnxkit.ops.math import binary as ref_binary
 from onnxkit.ops.math import variadic as ref_variadic
 from onnxkit.ops.registry import op
@@ -34,28 +34,24 @@ def apply(ufunc, A, B):
     return out
 
 
-@op("Add", 7, 13, 14, registry=CPU)
-def add(A, B):
-    C = apply(np.add, A, B)
-    return ref_binary.add(A, B) if C is None else C
+def _kernel(name: str, ufunc, reference):
+    """The kernel of one operator: small same-shape floats straight to numpy (one Python
+    call: on tiny tensors the calls are the cost), the rest through ``apply``."""
+
+    def kernel(A, B):
+        if A.shape == B.shape and A.nbytes < SMALL and A.dtype in FLOATS and B.dtype == A.dtype:
+            return ufunc(A, B)
+        C = apply(ufunc, A, B)
+        return reference(A, B) if C is None else C
+
+    kernel.__name__ = kernel.__qualname__ = name
+    return kernel
 
 
-@op("Sub", 7, 13, 14, registry=CPU)
-def sub(A, B):
-    C = apply(np.subtract, A, B)
-    return ref_binary.sub(A, B) if C is None else C
-
-
-@op("Mul", 7, 13, 14, registry=CPU)
-def mul(A, B):
-    C = apply(np.multiply, A, B)
-    return ref_binary.mul(A, B) if C is None else C
-
-
-@op("Div", 7, 13, 14, registry=CPU)
-def div(A, B):
-    C = apply(np.divide, A, B)
-    return ref_binary.div(A, B) if C is None else C
+add = op("Add", 7, 13, 14, registry=CPU)(_kernel("add", np.add, ref_binary.add))
+sub = op("Sub", 7, 13, 14, registry=CPU)(_kernel("sub", np.subtract, ref_binary.sub))
+mul = op("Mul", 7, 13, 14, registry=CPU)(_kernel("mul", np.multiply, ref_binary.mul))
+div = op("Div", 7, 13, 14, registry=CPU)(_kernel("div", np.divide, ref_binary.div))
 
 
 @op("Sum", 8, 13, registry=CPU)

@@ -12,6 +12,8 @@ from onnxkit.ops.registry import op
 
 
 def _apply(fn, A, B):
+    if A.shape == B.shape and A.dtype == B.dtype and A.dtype.kind in "fiu" and A.ndim:
+        return fn(A, B)  # the common case: no bigger than A, numpy's dtype (checks run after)
     check_broadcast(A, B)
     return as_dtype(fn(working(A), working(B)), A.dtype)
 

@@ -17,6 +17,8 @@ from onnxkit.ops.registry import op
 
 @op("Relu", 1, 6, 13, 14)
 def relu(X, *, consumed_inputs=None):
+    if X.dtype.kind == "f" and X.ndim:  # numpy's own floats: no conversion either way
+        return np.maximum(X, X.dtype.type(0))
     x = working(X)
     return as_dtype(np.maximum(x, x.dtype.type(0)), X.dtype)
 
