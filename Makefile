@@ -32,35 +32,46 @@ demo: venv
 	$(VENV)/bin/onnxkit info --example squeezenet
 	$(VENV)/bin/onnxkit run --example squeezenet
 
-# Everything: unit + integration tests (browser test included), the spec suite, the exercises
-# (against their solutions), the cuda executor under numba's simulator, the notebooks.
-# The test workers already use both cores: one BLAS thread each, or they fight over them.
-# One kernel cache serves every thread setting (test-threads' too): warm fills it first, so
-# that the test workers do not compile the same kernels twice.
+# Everything: unit + integration tests (browser test included), the spec suite on the
+# reference and cpu executors, the exercises (against their solutions), the cuda executor under
+# numba's simulator, the cpu kernels split on three threads, the notebooks. docs/testing.md
+# says which step covers what, and how long each takes.
+# - warm compiles the cpu kernels on one core while the cuda simulator tests (which need no
+#   cpu kernel) use the other; the test workers then find every kernel in the cache.
+# - The test workers already use both cores: one BLAS thread each, or they fight over them.
+# - One pytest session per environment: each pays start-up and the spec suite's collection
+#   (the onnx cases, ~15 s of CPU per worker) once. pytest's exit status 5 (nothing
+#   collected) fails make as any other does.
+PYTEST := $(PY) -m pytest -p no:cacheprovider -q
+ONE_BLAS := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 test: venv browser
-	$(MAKE) --no-print-directory warm
-	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest -n $(JOBS) -p no:cacheprovider -q tests spec_tests exercises
-	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest -n $(JOBS) -p no:cacheprovider -q spec_tests --executor cpu
-	$(MAKE) --no-print-directory test-threads
-	$(MAKE) --no-print-directory test-cuda-sim
-	ONNXKIT_CPU_NOTICE=0 $(PY) -m pytest -p no:cacheprovider -q --nbval notebooks --nbval-sanitize-with notebooks/sanitize.cfg
-	$(PY) -m pytest -n $(JOBS) --dist loadfile -p no:cacheprovider -q --nbval spec_tests/notebooks
-	$(MAKE) --no-print-directory test-nbconvert
+	$(MAKE) --no-print-directory -j2 --output-sync=line warm test-cuda-sim
+	$(ONE_BLAS) $(PYTEST) -n $(JOBS) --executor reference,cpu tests spec_tests exercises
+	$(run-threads)
+	$(run-notebooks)
 
 test-unit: venv warm
-	$(PY) -m pytest -n $(JOBS) -q tests exercises
+	$(PYTEST) -n $(JOBS) tests exercises
 
 test-spec: venv warm
-	$(PY) -m pytest -n $(JOBS) -q spec_tests
+	$(PYTEST) -n $(JOBS) --executor reference,cpu spec_tests
 
+# the course notebooks and the spec notebooks under nbval, one notebook per worker (cells
+# share a kernel); every cell runs top to bottom as Jupyter runs it and its output must
+# match the saved one (sanitize.cfg: addresses, timings)
+define run-notebooks
+ONNXKIT_CPU_NOTICE=0 $(PYTEST) -n $(JOBS) --dist loadfile --nbval \
+	--nbval-sanitize-with notebooks/sanitize.cfg notebooks spec_tests/notebooks
+endef
 test-notebooks: venv warm
-	ONNXKIT_CPU_NOTICE=0 $(PY) -m pytest -q --nbval notebooks --nbval-sanitize-with notebooks/sanitize.cfg
+	$(run-notebooks)
 
-# every notebook run top to bottom as Jupyter runs it (cells tagged raises-exception may
-# raise); the executed copies go to .cache/nbconvert, the notebooks in git stay untouched
+# every course notebook run by nbconvert (what nbval runs, less the output comparison; not in
+# make test), two at a time; the executed copies go to .cache/nbconvert, the notebooks in
+# git stay untouched
 test-nbconvert: venv
-	$(VENV)/bin/jupyter nbconvert --to notebook --execute --ExecutePreprocessor.timeout=600 \
-		--output-dir .cache/nbconvert notebooks/*.ipynb
+	printf '%s\n' notebooks/*.ipynb | xargs -P $(JOBS) -I{} $(VENV)/bin/jupyter nbconvert \
+		--to notebook --execute --ExecutePreprocessor.timeout=600 --output-dir .cache/nbconvert {}
 
 # every notebook under papermill, one after another (make test runs two of them, in
 # tests/test_course_notebooks.py: all take minutes); executed copies in .cache/papermill
@@ -74,19 +85,20 @@ test-papermill: venv
 # the cpu kernels with every work split taken, on three threads (uneven parts): small
 # inputs split too (ONNXKIT_CPU_MIN_PARALLEL=1), the products on numpy's OpenBLAS rather
 # than oneMKL (ONNXKIT_BLAS=openblas: the fallback, tested); all read at run time, so the
-# kernels come from the one cache warm fills
+# kernels come from the one cache warm fills. The cpu tests and the spec suite, one session.
 SPLIT := NUMBA_NUM_THREADS=3 ONNXKIT_CPU_MIN_PARALLEL=1 ONNXKIT_BLAS=openblas OPENBLAS_NUM_THREADS=1
+define run-threads
+$(SPLIT) $(PYTEST) -n $(JOBS) --executor cpu tests/test_cpu_executor.py tests/test_cpu_blas.py \
+	tests/test_cpu_banded.py tests/test_cpu_pixel_dots.py spec_tests
+endef
 test-threads: warm
-	$(SPLIT) $(PY) -m pytest -n $(JOBS) -p no:cacheprovider -q tests/test_cpu_executor.py tests/test_cpu_blas.py tests/test_cpu_banded.py \
-		tests/test_cpu_pixel_dots.py
-	$(SPLIT) $(PY) -m pytest -n $(JOBS) -p no:cacheprovider -q spec_tests --executor cpu
+	$(run-threads)
 
 # the cuda executor without a GPU: numba's simulator (a process of its own: the variable
-# must be set before numba is imported), its kernel tests, then its spec subset
+# must be set before numba is imported), its kernel tests and its spec subset (the cases of
+# spec_tests/cuda_subset.py; spec_tests/conftest.py deselects the others), one session
 test-cuda-sim: venv
-	NUMBA_ENABLE_CUDASIM=1 $(PY) -m pytest -n $(JOBS) -p no:cacheprovider -q tests/cuda
-	NUMBA_ENABLE_CUDASIM=1 $(PY) -m pytest -n $(JOBS) -p no:cacheprovider -q --executor cuda \
-		$$($(PY) -m tests.cuda.spec_ids)
+	NUMBA_ENABLE_CUDASIM=1 $(PYTEST) -n $(JOBS) --executor cuda tests/cuda spec_tests
 
 warm: venv  ## compile the cpu executor's Numba kernels into .cache/numba
 	$(PY) -m onnxkit.kernels.cpu.warm
