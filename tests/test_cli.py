@@ -71,6 +71,64 @@ def test_run_profile_alone_times_ten_runs(model_path, capsys):
     assert "10 more runs" in capsys.readouterr().out
 
 
+CONV_MODEL = """
+<ir_version: 8, opset_import: ["" : 17]>
+conv (float[1, 4, 6, 6] x) => (float y) {
+  c = Conv <pads = [1, 1, 1, 1]> (x, W, B)
+  y = Relu(c)
+}
+"""
+
+
+@pytest.fixture
+def conv_path(tmp_path):
+    model = onnxkit.load(CONV_MODEL)
+    rng = np.random.default_rng(0)
+    model.graph.initializer.extend([
+        onnx.numpy_helper.from_array(rng.standard_normal((8, 4, 3, 3)).astype(np.float32), "W"),
+        onnx.numpy_helper.from_array(rng.standard_normal(8).astype(np.float32), "B")])
+    path = tmp_path / "conv.onnx"
+    onnx.save(model, str(path))
+    return str(path)
+
+
+def _profiled_algorithm(out: str, op_type: str) -> str:
+    """The algorithm in brackets after the kernel of ``op_type``'s row (per op type)."""
+    (row,) = [line for line in out.splitlines() if line.startswith(f"| {op_type} |")][:1]
+    kernel = row.rstrip(" |").rsplit("|", 1)[1].strip()
+    assert kernel.endswith("]"), row
+    return kernel[kernel.rindex("[") + 1:-1]
+
+
+def test_run_profile_shows_the_conv_algorithm_the_plan_reports(conv_path, capsys):
+    """``--profile`` names the algorithm of the Conv, the one the session's plan reports."""
+    steps = onnxkit.Session(conv_path, executor="cpu").plan.steps
+    (planned,) = [step.algorithm for step in steps if step.node.op_type == "Conv"]
+    assert planned  # the static rule decided it when the plan was built (declared shape)
+    assert main(["run", conv_path, "-e", "cpu", "--profile", "-r", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "tuned" not in out.splitlines()[0]
+    assert _profiled_algorithm(out, "Conv") == planned
+    assert "Relu" in out and "[" not in [line for line in out.splitlines()
+                                         if line.startswith("| Relu |")][0]
+
+
+def test_run_tune_times_the_algorithms_and_shows_the_choice(conv_path, capsys):
+    from onnxkit.kernels.cpu._conv_rules import CONV
+
+    assert main(["run", conv_path, "-e", "cpu", "--tune", "--profile", "-r", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "  tuned  " in out.splitlines()[0]
+    assert _profiled_algorithm(out, "Conv") in {row.algorithm for row in CONV}
+
+
+def test_run_tune_on_another_executor_is_a_clear_error(conv_path, capsys):
+    assert main(["run", conv_path, "-e", "reference", "--tune"]) == 2
+    captured = capsys.readouterr()
+    assert "--tune times the cpu executor's algorithms" in captured.err
+    assert "out y" not in captured.out
+
+
 def test_run_negative_repeat_is_a_clear_error(model_path, capsys):
     assert main(["run", model_path, "--repeat", "-1"]) == 2
     captured = capsys.readouterr()

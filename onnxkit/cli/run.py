@@ -2,7 +2,13 @@
 
 ``--repeat N`` runs the model N more times after the first and prints the median and
 fastest time per run; ``--profile`` adds where those runs' time went: per op type, and
-the ``--top`` slowest nodes (``onnxkit.runtime.profile.Profiler``, as in notebook 04).
+the ``--top`` slowest nodes (``onnxkit.runtime.profile.Profiler``, as in notebook 04);
+the kernels column names the algorithm each convolution runs (``cpu:...Conv-11 [im2col]``),
+as the session's plan reports it (``Step.algorithm``).
+
+``--tune`` (the cpu executor) times the algorithms a layer may run on its first run and
+keeps the fastest (``Session(..., tune=True)``); without it a written rule chooses, the
+same in every process (``docs/cpu.md``, "Which one runs").
 
 ``--compare RUNTIME`` runs the same inputs on another runtime (``onnxruntime``,
 ``onnx.reference``, another onnxkit executor, an onnx Backend module) and reports each
@@ -55,6 +61,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--profile", action="store_true",
                         help="time per op type and the slowest nodes over the --repeat runs "
                              "(10 when --repeat is not given)")
+    parser.add_argument("--tune", action="store_true",
+                        help="cpu executor: time each layer's algorithms on the first run and "
+                             "keep the fastest (default: the static rule, no timing)")
     parser.add_argument("--top", type=bounded_int(1), default=10,
                         help="nodes shown by --profile (default 10)")
     parser.add_argument("--rtol", type=tolerance, default=1e-4, help="with --compare (default 1e-4)")
@@ -108,7 +117,11 @@ def main(args) -> int:
 
         resolve_backend(args.compare)
     start = time.perf_counter()
-    sess = Session(path, executor=args.executor, level=args.level)
+    if args.tune and args.executor != "cpu":
+        raise ArgumentError(f"--tune times the cpu executor's algorithms; executor "
+                            f"{args.executor!r} has none to time")
+    sess = Session(path, executor=args.executor, level=args.level,
+                   tune=True if args.tune else None)
     planned = time.perf_counter() - start
     model = sess.model
     declared = [vi.name for vi in model.graph.input]
@@ -123,7 +136,7 @@ def main(args) -> int:
     ran = time.perf_counter() - start
     show = terminal_text
     print(f"model {show(os.path.basename(path))}  executor {args.executor}  level {args.level}  "
-          f"session {planned * 1e3:.1f} ms  run {ran * 1e3:.1f} ms")
+          + ("tuned  " if args.tune else "") + f"session {planned * 1e3:.1f} ms  run {ran * 1e3:.1f} ms")
     for name, value in feeds.items():
         print("in  " + show(summarize(name, value)))
     for name, value in zip(names, outputs):
