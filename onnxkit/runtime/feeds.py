@@ -17,7 +17,8 @@ and what is accepted.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 from onnx import TensorProto, TypeProto, ValueInfoProto
@@ -51,7 +52,7 @@ class FeedChecker:
         self._shown = listed(vi.name for vi in declared if vi.name not in optional)
 
     def __call__(self, feeds: Mapping[str, Any]) -> dict[str, Any]:
-        if not isinstance(feeds, Mapping):
+        if type(feeds) is not dict and not isinstance(feeds, Mapping):
             raise InputError("input_feed must be a dict of name -> value, got "
                              f"{type(feeds).__name__}")
         expected = self._expected
@@ -113,6 +114,10 @@ class _Tensor:
             except (KeyError, ValueError, TypeError):
                 self.bad_elem = True
         self.dims = shape_of(tp)
+        self.strings = self.dtype == np.dtype(object)
+        # the shape, where every dimension is a fixed size (one comparison per run)
+        fixed = self.dims is not None and all(isinstance(d, int) and d > 0 for d in self.dims)
+        self.shape = tuple(self.dims) if fixed else None
         self.accepted = "a numpy array" + (f" of {self.dtype}" if self.dtype is not None else "")
 
     def check(self, value: Any, place: _Place | None) -> np.ndarray:
@@ -144,8 +149,10 @@ class _Tensor:
         """``value`` (strings as object arrays) and what does not fit the declared type:
         None, or ("dtype", None, dtype) / ("rank", None, None) / ("dim", axis, size)."""
         expected = self.dtype
+        if value.dtype is expected and value.shape == self.shape:
+            return value, None  # the common case: the declared dtype and fixed shape
         if expected is not None:
-            if expected == np.dtype(object) and value.dtype.kind in "OUS":
+            if self.strings and value.dtype.kind in "OUS":
                 value = value.astype(object)
             elif value.dtype != expected:
                 return value, ("dtype", None, expected)

@@ -25,7 +25,7 @@ class CpuExecutor(Executor):
 
         super().__init__(registries)
         self.pool = _buffers.BufferPool()
-        self.tune = None  # time the algorithms (True), or not; None: ONNXKIT_CPU_TUNE
+        self.tune = _tuning.asked()  # time the algorithms (True) or not: ONNXKIT_CPU_TUNE, read once
         self.tuning = _tuning.Tuning()  # this session's timed choices and their log
         self._modules = (_buffers, blas_threads, _tuning)
         self._conv = conv
