@@ -123,6 +123,7 @@ class PreparedConv:
             a = self.attrs
             Y = conv_nd(X, W, B, Z, a["auto_pad"], a["dilations"], a["group"], a["pads"],
                         a["strides"], a.get("activation", ""), a.get("activation_params"))
+            _RAN.algorithm = None if Y is None else _ND  # reported as "n-d" (``ran``)
             return self._reference(X, W, B, Z) if Y is None else Y
         if L.one_d:
             Z4 = None if Z is None else Z[:, :, None, :]
