@@ -20,8 +20,16 @@ from onnxkit.ops.rnn.lstm import run_lstm
 from onnxkit.ops.rnn.rnn import run_rnn
 
 
+#: multiply-adds below which a product is numpy's (one BLAS call on this thread): a
+#: step's ``H @ R`` is small, and handing it to the Numba threads costs more than it
+SMALL_PRODUCT = 1 << 18
+
+
 def product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a @ b, by the MatMul kernel's fast path (``_blas.matmul``) where it applies."""
+    """a @ b: small ones by numpy, the rest by the MatMul kernel's fast path
+    (``_blas.matmul``) where it applies."""
+    if a.ndim == 2 and b.ndim == 2 and a.shape[0] * a.shape[1] * b.shape[1] < SMALL_PRODUCT:
+        return a @ b
     Y = matmul_fast(a, b)
     return a @ b if Y is None else Y
 
