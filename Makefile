@@ -36,8 +36,9 @@ demo: venv
 # reference and cpu executors, the exercises (against their solutions), the cuda executor under
 # numba's simulator, the cpu kernels split on three threads, the notebooks. docs/testing.md
 # says which step covers what, and how long each takes.
-# - warm compiles the cpu kernels on one core while the cuda simulator tests (which need no
-#   cpu kernel) use the other; the test workers then find every kernel in the cache.
+# - warm compiles the cpu kernels on one core while the cuda simulator tests and the spec
+#   notebooks (which need no cpu kernel) use the other; the test workers then find every
+#   kernel in the cache.
 # - The test workers already use both cores: one BLAS thread each, or they fight over them.
 # - One pytest session per environment: each pays start-up and the spec suite's collection
 #   (the onnx cases, ~15 s of CPU per worker) once. pytest's exit status 5 (nothing
@@ -45,10 +46,10 @@ demo: venv
 PYTEST := $(PY) -m pytest -p no:cacheprovider -q
 ONE_BLAS := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 test: venv browser
-	$(MAKE) --no-print-directory -j2 --output-sync=line warm test-cuda-sim
+	$(MAKE) --no-print-directory -j2 --output-sync=line warm test-cuda-sim test-spec-notebooks
 	$(ONE_BLAS) $(PYTEST) -n $(JOBS) --executor reference,cpu tests spec_tests exercises
 	$(run-threads)
-	$(run-notebooks)
+	$(run-course-notebooks)
 
 test-unit: venv warm
 	$(PYTEST) -n $(JOBS) tests exercises
@@ -58,13 +59,19 @@ test-spec: venv warm
 
 # the course notebooks and the spec notebooks under nbval, one notebook per worker (cells
 # share a kernel); every cell runs top to bottom as Jupyter runs it and its output must
-# match the saved one (sanitize.cfg: addresses, timings)
-define run-notebooks
+# match the saved one (sanitize.cfg, for the course notebooks: addresses, timings)
+define run-course-notebooks
 ONNXKIT_CPU_NOTICE=0 $(PYTEST) -n $(JOBS) --dist loadfile --nbval \
-	--nbval-sanitize-with notebooks/sanitize.cfg notebooks spec_tests/notebooks
+	--nbval-sanitize-with notebooks/sanitize.cfg notebooks
 endef
-test-notebooks: venv warm
-	$(run-notebooks)
+test-notebooks: venv warm test-spec-notebooks
+	$(run-course-notebooks)
+
+# the spec notebooks run on the reference executor: no cpu kernel, so make test runs them
+# while warm compiles
+.PHONY: test-spec-notebooks
+test-spec-notebooks: venv
+	$(PYTEST) -n $(JOBS) --dist loadfile --nbval spec_tests/notebooks
 
 # every course notebook run by nbconvert (what nbval runs, less the output comparison; not in
 # make test), two at a time; the executed copies go to .cache/nbconvert, the notebooks in
