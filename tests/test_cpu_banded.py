@@ -2,18 +2,21 @@
 pointwise layers' column bands.
 
 Oracle: a direct convolution in float64 written here tap by tap with numpy slicing
-(no im2col, no BLAS call of ours). Bands are forced to 1, 2 and 3 rows so that every
-band edge (first, last, partial band, rows wholly in the padding) is crossed; the
-pointwise bands to widths that leave a partial last band.
+(no im2col, no BLAS call of ours). The row-band layers are big enough for the static
+rule to run them by bands, through sessions, with band heights that leave a partial
+last band and rows wholly in the padding; the pointwise route is called as its layers
+call it (the rule never picks it). The other BLAS library runs in a fresh process with
+``ONNXKIT_BLAS=openblas``. Nothing is patched.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import onnx
 import pytest
 
 import onnxkit
-from onnxkit.kernels.cpu import _banded, _blas, _conv_routes, _pointwise, conv
+from onnxkit.kernels.cpu import _banded, _blas, _pointwise
 from onnxkit.kernels.cpu._math import activation_code
 from onnxkit.kernels.cpu._threads import threads
 
@@ -43,45 +46,66 @@ def direct_conv(X, W, B, Z, pads, strides, dilations):
 
 
 CASES = [  # X shape, W shape, pads (t, l, b, r), strides, dilations, activation, residual
-    ((1, 3, 30, 28), (16, 3, 7, 7), (3, 3, 3, 3), (2, 2), (1, 1), "Relu", False),
-    ((2, 3, 37, 41), (8, 3, 3, 3), (1, 0, 2, 1), (2, 2), (1, 1), "Clip", True),
-    ((1, 4, 20, 20), (6, 4, 3, 3), (1, 1, 1, 1), (1, 1), (1, 1), "", False),
-    ((1, 4, 20, 19), (6, 4, 3, 3), (2, 2, 2, 2), (1, 1), (2, 2), "Relu", True),
-    ((1, 5, 17, 13), (7, 5, 5, 3), (0, 1, 2, 0), (3, 2), (1, 1), "", False),
-    ((1, 2, 9, 9), (3, 2, 1, 1), (0, 0, 0, 0), (2, 2), (1, 1), "", False),
-    ((1, 2, 6, 6), (3, 2, 3, 3), (4, 4, 4, 4), (1, 1), (1, 1), "Relu", False),  # rows all pad
+    # each big enough (K * output pixels >= _banded.MIN_COLUMNS) for the rule to run it by
+    # row bands; heights that leave a partial last band
+    ((1, 3, 112, 112), (16, 3, 7, 7), (3, 3, 3, 3), (2, 2), (1, 1), "Relu", False),  # stem
+    ((1, 3, 201, 209), (8, 3, 3, 3), (1, 0, 2, 1), (2, 2), (1, 1), "Clip", True),
+    ((1, 4, 97, 96), (6, 4, 3, 3), (1, 1, 1, 1), (1, 1), (1, 1), "", False),
+    ((1, 4, 90, 89), (6, 4, 3, 3), (2, 2, 2, 2), (1, 1), (2, 2), "Relu", True),
+    ((1, 5, 181, 130), (7, 5, 5, 3), (0, 1, 2, 0), (3, 2), (1, 1), "", False),
+    ((1, 2, 731, 730), (3, 2, 1, 1), (0, 0, 0, 0), (2, 2), (1, 1), "", False),  # 1x1, strided
+    ((1, 2, 121, 120), (3, 2, 3, 3), (4, 4, 4, 4), (1, 1), (1, 1), "Relu", False),  # rows all pad
 ]
 
 
-@pytest.mark.parametrize("lib", range(len(_blas.CHOICES)), ids=lambda i: _blas.CHOICES[i])
-@pytest.mark.parametrize("rows", [1, 2, 3, None])
+def conv_model(xs, ws, pads, strides, dilations, act, has_z, dtype):
+    """Conv (+ Relu / Clip(0, 6)) (+ a residual input r): one FusedConv at level 3."""
+    t = "float" if dtype == np.float32 else "double"
+    tail = {"Relu": "a = Relu (c)", "Clip": "a = Clip (c, lo, hi)", "": "a = Identity (c)"}[act]
+    m = onnx.parser.parse_model(f"""<ir_version: 8, opset_import: ["" : 17]>
+        g ({t}{list(xs)} x{f', {t}[n, m, h, w] r' if has_z else ''}) => ({t} y) {{
+            c = Conv <pads = {list(pads)}, strides = {list(strides)},
+                      dilations = {list(dilations)}> (x, W, B)
+            {tail}
+            y = {'Add (a, r)' if has_z else 'Identity (a)'}
+        }}""")
+    m.graph.initializer.extend([
+        onnx.numpy_helper.from_array(RNG.standard_normal(ws).astype(dtype), "W"),
+        onnx.numpy_helper.from_array(RNG.standard_normal(ws[0]).astype(dtype), "B"),
+        onnx.numpy_helper.from_array(np.array(0, dtype), "lo"),
+        onnx.numpy_helper.from_array(np.array(6, dtype), "hi")])
+    return m
+
+
+def expected_conv(m, feeds, pads, strides, dilations, act):
+    """The oracle for ``conv_model``: ``direct_conv``, then the activation, then the
+    residual (an Add after the activation)."""
+    weights = {t.name: onnx.numpy_helper.to_array(t) for t in m.graph.initializer}
+    want = direct_conv(feeds["x"], weights["W"], weights["B"], None, pads, strides, dilations)
+    want = {"Relu": lambda y: np.maximum(y, 0), "Clip": lambda y: np.clip(y, 0, 6),
+            "": lambda y: y}[act](want)
+    return want + feeds["r"] if "r" in feeds else want
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("case", CASES,
                          ids=[f"{c[1][2]}x{c[1][3]}_{i}" for i, c in enumerate(CASES)])
-def test_banded_conv_matches_a_direct_convolution(monkeypatch, case, dtype, rows, lib):
+def test_banded_conv_matches_a_direct_convolution(case, dtype):
+    """Layers the static rule runs by row bands (reported as im2col, whose stems these
+    are): a cpu session at level 3 (Conv, activation and residual fused) against the
+    direct convolution, with the library the process uses (``ONNXKIT_BLAS``)."""
     xs, ws, pads, strides, dilations, act, has_z = case
-    monkeypatch.setattr(_banded, "MIN_COLUMNS", 0)  # small test layers take the band path
-    monkeypatch.setattr(_conv_routes, "with_library", lambda key, run: run(lib))  # each BLAS
-    if rows is not None:
-        monkeypatch.setattr(_conv_routes, "band_rows", lambda *args: rows)
-    calls = []
-    real = _conv_routes._by_bands
-    monkeypatch.setattr(_conv_routes, "_by_bands", lambda *a: calls.append(1) or real(*a))
-    X = RNG.standard_normal(xs).astype(dtype)
-    W = RNG.standard_normal(ws).astype(dtype)
-    B = RNG.standard_normal(ws[0]).astype(dtype)
-    want = direct_conv(X, W, B, None, pads, strides, dilations)
-    Z = RNG.standard_normal(want.shape).astype(dtype) if has_z else None
+    m = conv_model(xs, ws, pads, strides, dilations, act, has_z, dtype)
+    feeds = {"x": RNG.standard_normal(xs).astype(dtype)}
     if has_z:
-        want = want + Z
-    if act == "Relu":
-        want = np.maximum(want, 0)
-    elif act == "Clip":
-        want = np.clip(want, 0, 6)
-    Y = conv.fused_conv(X, W, B, Z, pads=list(pads), strides=list(strides),
-                        dilations=list(dilations), activation=act,
-                        activation_params=[0.0, 6.0] if act == "Clip" else None)
-    assert calls, "the layer did not take the band path"
+        pt, pl, pb, pr = pads
+        oh = (xs[2] + pt + pb - dilations[0] * (ws[2] - 1) - 1) // strides[0] + 1
+        ow = (xs[3] + pl + pr - dilations[1] * (ws[3] - 1) - 1) // strides[1] + 1
+        feeds["r"] = RNG.standard_normal((xs[0], ws[0], oh, ow)).astype(dtype)
+    want = expected_conv(m, feeds, pads, strides, dilations, act)
+    sess = onnxkit.Session(m, executor="cpu", level=3)
+    (Y,) = sess.run(None, feeds)
+    assert [s.algorithm for s in sess.plan.steps if s.algorithm] == ["im2col"]
     assert Y.dtype == dtype and Y.shape == want.shape
     tol = dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(Y, want, **tol)
@@ -104,21 +128,21 @@ def test_big_weights_keep_the_whole_image_product():
     assert _banded.eligible(64, 147, 12544, 1, 4)
 
 
-POINTWISE = [  # X shape, M, activation, residual, band width
-    ((1, 4, 48, 48), 6, "Relu", False, 256),
-    ((2, 5, 30, 41), 7, "Clip", True, 320),   # 1230 pixels: a partial last band
-    ((1, 3, 16, 16), 9, "", False, 1024),     # one band
-    ((1, 8, 33, 35), 4, "Relu", True, 64),    # many bands, more than the threads
+POINTWISE = [  # X shape, M, activation, residual: pixel counts that leave a partial band
+    ((1, 4, 48, 48), 6, "Relu", False),
+    ((2, 5, 30, 71), 7, "Clip", True),
+    ((1, 3, 50, 41), 9, "", False),
+    ((1, 8, 65, 67), 4, "Relu", True),
 ]
 
 
-@pytest.mark.parametrize("lib", range(len(_blas.CHOICES)), ids=lambda i: _blas.CHOICES[i])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("case", POINTWISE, ids=[f"pw{i}" for i in range(len(POINTWISE))])
-def test_pointwise_bands_match_a_direct_convolution(monkeypatch, case, dtype, lib):
-    xs, m, act, has_z, width = case
-    monkeypatch.setattr(_pointwise, "with_library", lambda key, run: run(lib))
-    monkeypatch.setattr(_pointwise, "pointwise_width", lambda *args: width)
+def test_pointwise_bands_match_a_direct_convolution(case, dtype):
+    """The pointwise route by bands of columns, called as the layer calls it. The static
+    rule never picks it (only a tuned session may: the test below), so it is called
+    directly; its band width is its own (``_banded.pointwise_width``)."""
+    xs, m, act, has_z = case
     X = RNG.standard_normal(xs).astype(dtype)
     W = RNG.standard_normal((m, xs[1], 1, 1)).astype(dtype)
     B = RNG.standard_normal(m).astype(dtype)
@@ -171,3 +195,29 @@ def test_which_pointwise_layers_may_run_by_bands():
     assert not _banded.pointwise_eligible(16, 8, 100, 1, 4)  # a small plane
     assert _banded.pointwise_width(96, 12544, 4) % 64 == 0
     assert 96 * _banded.pointwise_width(96, 12544, 4) * 4 <= _banded.POINTWISE_BAND_BYTES
+
+
+@pytest.mark.skipif(len(_blas.CHOICES) < 2, reason="one BLAS library only")
+def test_both_kinds_of_bands_on_the_other_library():
+    """The same layers with ``ONNXKIT_BLAS=openblas`` (the library a user can pick; the
+    tests above run the process's default, oneMKL where installed): in a fresh process,
+    since the variable is read when the kernels load."""
+    import os
+    import subprocess
+    import sys
+
+    script = f"""
+import sys
+import numpy as np
+sys.path.insert(0, {os.path.dirname(__file__)!r})
+import test_cpu_banded as t
+assert t._blas.CHOICES == ("openblas",), t._blas.CHOICES
+for case in t.CASES:
+    t.test_banded_conv_matches_a_direct_convolution(case, np.float32)
+for case in t.POINTWISE:
+    t.test_pointwise_bands_match_a_direct_convolution(case, np.float64)
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env={**os.environ, "ONNXKIT_BLAS": "openblas"}, timeout=600)
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-3000:]
