@@ -12,8 +12,7 @@ its end, so the final state is the state at its last valid step. ``project`` tak
 input's product with W out of the loop: one [seq * batch, input] x [input, gates]
 product instead of one per step. The ops take their products as a function
 (``run_lstm(product, ...)``): ``np.matmul`` here, the cpu executor's BLAS there
-(``onnxkit/kernels/cpu/recurrent.py``; an LSTM of 64 steps, batch 8, 128 -> 256:
-25.0 -> 13.7 ms on that executor).
+(``onnxkit/kernels/cpu/recurrent.py``, which is faster: measured in ``docs/cpu.md``).
 https://onnx.ai/onnx/operators/onnx__RNN.html
 """
 
