@@ -739,3 +739,47 @@ def test_one_cpu_session_from_many_threads():
         t.join()
     for w, g in zip(want, got):
         np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
+
+
+def _small_conv_model():
+    """A 3x3 Conv of 36 output pixels and a Relu: dot products and im2col may both run
+    it (``_conv_rules``), so timing has a choice to make."""
+    model = onnx.parser.parse_model("""<ir_version: 8, opset_import: ["" : 17]>
+        g (float[1, 4, 6, 6] x) => (float y) {
+            c = Conv <pads = [1, 1, 1, 1]> (x, W, B)
+            y = Relu (c) }""")
+    rng = np.random.default_rng(3)
+    model.graph.initializer.extend([
+        onnx.numpy_helper.from_array(rng.standard_normal((8, 4, 3, 3)).astype(np.float32), "W"),
+        onnx.numpy_helper.from_array(rng.standard_normal(8).astype(np.float32), "B")])
+    return model, {"x": rng.standard_normal((1, 4, 6, 6)).astype(np.float32)}
+
+
+@pytest.mark.parametrize("how", ["default", "tune=True", "ONNXKIT_CPU_TUNE=1"])
+def test_timing_only_when_asked(how, monkeypatch):
+    """By default nothing is timed (the session's tuning log stays empty, the plan reports
+    the static rule's algorithm); ``tune=True`` or ``ONNXKIT_CPU_TUNE=1`` time the Conv's
+    candidates, and the plan reports the winner. The output is onnxruntime's either way."""
+    import onnxruntime as ort
+
+    from onnxkit.kernels.cpu._conv_rules import CONV
+
+    monkeypatch.delenv("ONNXKIT_CPU_TUNE", raising=False)
+    if how.startswith("ONNXKIT"):
+        monkeypatch.setenv("ONNXKIT_CPU_TUNE", "1")
+    model, feeds = _small_conv_model()
+    sess = onnxkit.Session(model, executor="cpu", tune=True if how == "tune=True" else None)
+    expected = ort.InferenceSession(model.SerializeToString(),
+                                    providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    for _ in range(2):
+        np.testing.assert_allclose(sess.run(None, feeds)[0], expected, rtol=1e-5, atol=1e-5)
+    (conv_step,) = [s for s in sess.plan.steps if s.node.op_type == "Conv"]
+    conv_log = [entry for entry in sess.executor.tuning.log if entry[0][0] == "conv"]
+    if how == "default":
+        assert conv_log == []
+        # the table read by hand: 36 pixels (dots: 16 at most), 4 channels (Winograd: 16+)
+        assert conv_step.algorithm == "im2col"
+    else:
+        ((_, winner, best),) = conv_log
+        assert len(best) >= 2 and set(best) <= {row.algorithm for row in CONV}
+        assert conv_step.algorithm == winner
