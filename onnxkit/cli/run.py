@@ -135,8 +135,9 @@ def main(args) -> int:
     outputs = sess.run(None, feeds)
     ran = time.perf_counter() - start
     show = terminal_text
+    tuned = "tuned  " if args.tune else ""
     print(f"model {show(os.path.basename(path))}  executor {args.executor}  level {args.level}  "
-          + ("tuned  " if args.tune else "") + f"session {planned * 1e3:.1f} ms  run {ran * 1e3:.1f} ms")
+          f"{tuned}session {planned * 1e3:.1f} ms  run {ran * 1e3:.1f} ms")
     for name, value in feeds.items():
         print("in  " + show(summarize(name, value)))
     for name, value in zip(names, outputs):
