@@ -36,6 +36,7 @@ from onnxkit.ops.registry import op
 
 F32 = np.float32
 EXACT_IN_FLOAT32 = 1 << 24  # integers up to this magnitude are exact in float32
+SMALL_PRODUCT = 1 << 17  # multiply-adds; fewer: numpy's matmul (one thread during a run)
 
 
 @njit(cache=True, parallel=True)
@@ -65,7 +66,10 @@ def _requantize(acc, bias, mult, zero, low, high, y, lo, hi):
 def value_bound(dtype: np.dtype, zero_points) -> int:
     """The largest |x - zero point| that x's integer type allows."""
     low, high = INT_RANGES[np.dtype(dtype)]
-    z = np.asarray(zero_points, np.int64).reshape(-1) if zero_points is not None else np.zeros(1)
+    if zero_points is None or np.size(zero_points) == 1:  # the usual scalar: no arrays
+        z = 0 if zero_points is None else int(np.asarray(zero_points).reshape(()))
+        return max(abs(low - z), abs(high - z))
+    z = np.asarray(zero_points, np.int64).reshape(-1)
     return int(max(np.abs(low - z).max(), np.abs(high - z).max()))
 
 
@@ -137,7 +141,10 @@ class PreparedProduct:
         if a_zero is not None:
             shifted -= dtype.type(int(np.asarray(a_zero).reshape(())))
         acc = empty((rows.shape[0], n), dtype)
-        matmul(shifted, w.get(dtype), acc)
+        if rows.shape[0] * n * k < SMALL_PRODUCT:
+            np.matmul(shifted, w.get(dtype), out=acc)  # a BERT-mini product: less to set up
+        else:
+            matmul(shifted, w.get(dtype), acc)
         return acc.reshape(a.shape[:-1] + (n,))
 
     def __call__(self, *inputs):
