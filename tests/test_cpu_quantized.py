@@ -283,3 +283,22 @@ def test_qgemm(a_dtype, b_dtype, trans_b, output, per_column):
         assert_equal_all(cpu, ref, theirs)
     else:
         np.testing.assert_allclose(cpu[0], theirs[0], rtol=1e-6, atol=0)
+
+
+@pytest.mark.parametrize("x_dtype,w_dtype", [(U8, U8), (U8, I8), (I8, I8)])
+@pytest.mark.parametrize("conv", CONVS, ids=lambda c: "x".join(map(str, c[1])) + str(len(c[2])))
+def test_conv_integer(x_dtype, w_dtype, conv):
+    x_shape, w_shape, attrs = conv
+    rng = np.random.default_rng(w_shape[0] + 7)
+    x = random_q(rng, x_dtype, x_shape)
+    w = random_q(rng, w_dtype, w_shape)
+    inputs = [x, w, zero_points(rng, x_dtype, 1)[0], zero_points(rng, w_dtype, w_shape[0])]
+    # onnxruntime's ConvInteger takes uint8 x uint8 with scalar zero points
+    ours = run_three("ConvInteger", inputs, attrs, out_types=[np.int32], opset=10,
+                     onnxruntime=False)
+    assert_equal_all(*ours)
+    if (x_dtype, w_dtype) == (U8, U8):
+        scalar = inputs[:3] + [inputs[3][0]]
+        assert_equal_all(*run_three("ConvInteger", scalar, attrs, out_types=[np.int32], opset=10))
+    assert_equal_all(*run_three("ConvInteger", inputs[:2], attrs, fed=(0, 1),
+                                out_types=[np.int32], opset=10, onnxruntime=False))

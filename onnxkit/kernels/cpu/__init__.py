@@ -26,8 +26,8 @@ so the two executors always give the same answers.
 | fused_quant     | onnxkit::MatMulIntegerToFloat / DynamicQuantizeMatMul / QuantizeDequantize (the chains' cpu kernels) |
 | quantized       | QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,         |
 |                 | com.microsoft::QLinearAdd / QLinearMul                           |
-| quantized_conv, | QLinearConv; MatMulInteger, QLinearMatMul (exact BLAS products)  |
-| quantized_matmul|                                                                  |
+| quantized_conv, | QLinearConv, ConvInteger; MatMulInteger, QLinearMatMul,          |
+| quantized_matmul| com.microsoft::QGemm (exact integer sums: BLAS or int16 dots)    |
 
 A kernel may carry a ``prepare`` hook (Conv, FusedConv, Reshape, Slice, the tree
 ensembles): when the plan is built, ``kernel.prepare(node, attrs, constants, shapes)``

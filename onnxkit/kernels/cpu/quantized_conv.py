@@ -1,4 +1,4 @@
-"""QLinearConv on the ``cpu`` executor: exact integer sums by BLAS or int16 dot products.
+"""QLinearConv and ConvInteger on the ``cpu`` executor: exact sums by BLAS or int16 dots.
 
     xs = x - x_zero_point                     (one pass; padding reads 0, the zero point)
     blas:  cols = im2col(xs) (1x1 stride 1: xs itself), float32 or float64
@@ -6,7 +6,9 @@
     dots:  at most FEW_PIXELS output pixels (the weights outweigh the work): patches
            (P, Cg*KH*KW) as int16, one integer dot product per output value
            (``int_dots``)
-    y = saturate(round((acc + B[m]) * (x_scale * w_scale[m] / y_scale)) + y_zero_point)
+    QLinearConv:  y = saturate(round((acc + B[m]) * (x_scale * w_scale[m] / y_scale))
+                               + y_zero_point)
+    ConvInteger:  y = int32(acc)
 
 Exactness: with B = the largest output channel's L1 norm of the shifted weights and
 V = the largest |x - zx| x's type allows, every partial sum is an integer of magnitude at
@@ -32,6 +34,7 @@ from onnxkit.kernels.cpu._im2col import im2col, phase_shape, phases
 from onnxkit.kernels.cpu._threads import split
 from onnxkit.kernels.cpu.quantized_matmul import (EIGHT_BIT, ShiftedWeights, exact_dtype,
                                                   requantize, value_bound)
+from onnxkit.ops.quant import conv_integer as ref_conv_integer
 from onnxkit.ops.quant import qlinear_conv as ref_qconv
 from onnxkit.ops.quant._int_conv import padding
 from onnxkit.ops.quant._quant import INT_RANGES
@@ -77,6 +80,32 @@ class PreparedQLinearConv:
         return y
 
     def _fast(self, x, x_scale, x_zero, w, w_scale, w_zero, y_scale, y_zero, B):
+        if (np.size(x_scale) != 1 or np.size(y_scale) != 1
+                or np.size(w_scale) not in (1, w.shape[0]) or np.ndim(w_scale) > 1
+                or (y_zero is not None and (np.size(y_zero) != 1
+                                            or np.asarray(y_zero).dtype not in EIGHT_BIT))
+                or (B is not None and (B.dtype != np.int32 or B.shape != (w.shape[0],)))):
+            return None
+        acc = self.accumulate(x, x_zero, w, w_zero)
+        if acc is None:
+            return None
+        # the reference's multiplier and bias, the same float operations
+        m = w.shape[0]
+        ws = np.asarray(w_scale).reshape(-1) if np.size(w_scale) != 1 else np.asarray(w_scale).reshape(())
+        mult = (np.asarray(x_scale).reshape(()) * ws / np.asarray(y_scale).reshape(())).astype(np.float64)
+        bias = np.zeros(m) if B is None else B.astype(np.float64)
+        out_dtype = np.asarray(y_zero).dtype if y_zero is not None else x.dtype
+        zero = 0.0 if y_zero is None else float(np.asarray(y_zero).reshape(()))
+        low, high = INT_RANGES[np.dtype(out_dtype)]
+        y = empty(acc.shape, out_dtype)
+        requantize(acc.reshape(x.shape[0], m, -1), read_only(bias),
+                   read_only(np.ascontiguousarray(np.broadcast_to(mult, (m,)))), zero,
+                   float(low), float(high), y.reshape(x.shape[0], m, -1))
+        return y
+
+    def accumulate(self, x, x_zero, w, w_zero):
+        """The exact conv(x - x_zero, w - w_zero) (N, M, OH, OW) as float32, float64 or
+        int32, or None for what the reference serves."""
         a = self.attrs
         group = int(a["group"])
         if (x.ndim != 4 or x.dtype not in EIGHT_BIT or not self._weights_ok(w, w_zero)
@@ -84,12 +113,7 @@ class PreparedQLinearConv:
                 or w.shape[0] % group
                 or (a["kernel_shape"] is not None and tuple(a["kernel_shape"]) != w.shape[2:])
                 or (x_zero is not None and (np.size(x_zero) != 1
-                                            or np.asarray(x_zero).dtype != x.dtype))
-                or np.size(x_scale) != 1 or np.size(y_scale) != 1
-                or np.size(w_scale) not in (1, w.shape[0]) or np.ndim(w_scale) > 1
-                or (y_zero is not None and (np.size(y_zero) != 1
-                                            or np.asarray(y_zero).dtype not in EIGHT_BIT))
-                or (B is not None and (B.dtype != np.int32 or B.shape != (w.shape[0],)))):
+                                            or np.asarray(x_zero).dtype != x.dtype))):
             return None
         kernel = w.shape[2:]
         strides = [1, 1] if a["strides"] is None else [int(s) for s in a["strides"]]
@@ -110,24 +134,10 @@ class PreparedQLinearConv:
         bound = value_bound(x.dtype, zx)
         dtype = exact_dtype(weights.l1, bound)
         if out[0] * out[1] <= FEW_PIXELS and weights.l1 * bound < EXACT_IN_INT32:
-            acc = _dots(x, zx, weights.get(np.dtype(np.int16)), group, kernel, strides,
-                        dilations, begin, end, out)
-        else:
-            acc = self._products(x, zx, weights.get(dtype), dtype, group, kernel, strides,
-                                 dilations, begin, out)
-        # the reference's multiplier and bias, the same float operations
-        m = w.shape[0]
-        ws = np.asarray(w_scale).reshape(-1) if np.size(w_scale) != 1 else np.asarray(w_scale).reshape(())
-        mult = (np.asarray(x_scale).reshape(()) * ws / np.asarray(y_scale).reshape(())).astype(np.float64)
-        bias = np.zeros(m) if B is None else B.astype(np.float64)
-        out_dtype = np.asarray(y_zero).dtype if y_zero is not None else x.dtype
-        zero = 0.0 if y_zero is None else float(np.asarray(y_zero).reshape(()))
-        low, high = INT_RANGES[np.dtype(out_dtype)]
-        y = empty(acc.shape, out_dtype)
-        requantize(acc.reshape(x.shape[0], m, -1), read_only(bias),
-                   read_only(np.ascontiguousarray(np.broadcast_to(mult, (m,)))), zero,
-                   float(low), float(high), y.reshape(x.shape[0], m, -1))
-        return y
+            return _dots(x, zx, weights.get(np.dtype(np.int16)), group, kernel, strides,
+                         dilations, begin, end, out)
+        return self._products(x, zx, weights.get(dtype), dtype, group, kernel, strides,
+                              dilations, begin, out)
 
     @staticmethod
     def _products(x, zx, wf, dtype, group, kernel, strides, dilations, begin, out):
@@ -215,4 +225,27 @@ def qlinear_conv(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_
         x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B)
 
 
+@op("ConvInteger", 10, registry=CPU)
+def conv_integer(x, w, x_zero_point=None, w_zero_point=None, *, auto_pad="NOTSET",
+                 dilations=None, group=1, kernel_shape=None, pads=None, strides=None):
+    return PreparedConvInteger(dict(auto_pad=auto_pad, dilations=dilations, group=group,
+                                    kernel_shape=kernel_shape, pads=pads, strides=strides))(
+        x, w, x_zero_point, w_zero_point)
+
+
+class PreparedConvInteger(PreparedQLinearConv):
+    """One ConvInteger node: QLinearConv's exact sums, returned as int32."""
+
+    def __call__(self, x, w, x_zero_point=None, w_zero_point=None, **_attributes):
+        acc = self.accumulate(x, x_zero_point, w, w_zero_point)
+        if acc is None:
+            return ref_conv_integer.conv_integer(x, w, x_zero_point, w_zero_point, **self.attrs)
+        return acc.astype(np.int32)
+
+
+def prepare_conv_integer(node, attrs, constants, shapes) -> PreparedConvInteger:
+    return PreparedConvInteger(attrs, constants.get(1), constants.get(3))
+
+
 qlinear_conv.prepare = prepare_qlinear_conv
+conv_integer.prepare = prepare_conv_integer
