@@ -140,7 +140,7 @@ def pointwise_bands(x, w, bias, z, has_z, code, p0, p1, y, width, lib):
     bands = (pixels + width - 1) // width
     parts, per = split(bands, x.size + y.size)
     if parts == 1:  # one band, or small work: no parallel region
-        _pointwise_band(x, w, bias, z, has_z, code, p0, p1, y, 0, pixels, lib)
+        _pointwise_band(x, w, bias, z, has_z, code, p0, p1, y, parts - 1, pixels, lib)
         return
     for p in prange(parts):
         for b in range(p * per, min(bands, (p + 1) * per)):

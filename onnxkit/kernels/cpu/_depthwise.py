@@ -120,8 +120,8 @@ def depthwise_conv(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1, y
     planes = x.shape[0] * x.shape[1]
     parts, per = split(planes, x.size + y.size)
     if parts == 1:  # small work: no parallel region
-        _depthwise_planes(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1, y, 0,
-                          planes)
+        _depthwise_planes(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1, y,
+                          parts - 1, planes)
         return
     for p in prange(parts):
         _depthwise_planes(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1, y,
@@ -170,7 +170,8 @@ def depthwise_conv_nhwc(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, 
     rows = y.shape[0]
     parts, per = split(rows, x.size + y.size)
     if parts == 1:  # small work: no parallel region
-        _nhwc_rows(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1, y, 0, rows)
+        _nhwc_rows(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1, y, parts - 1,
+                   rows)
         return
     for p in prange(parts):
         _nhwc_rows(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1, y, p * per,

@@ -44,7 +44,7 @@ def finish_rows(y, bias, z, has_z, code, p0, p1):
     shared among the threads."""
     parts, per = split(y.shape[0], y.size)
     if parts == 1:  # small work: no parallel region
-        _finish_rows(y, bias, z, has_z, code, p0, p1, 0, y.shape[0])
+        _finish_rows(y, bias, z, has_z, code, p0, p1, parts - 1, y.shape[0])
         return
     for p in prange(parts):
         _finish_rows(y, bias, z, has_z, code, p0, p1, p * per, min(y.shape[0], (p + 1) * per))
@@ -56,7 +56,7 @@ def finish_cols(y, bias, z, has_bias, has_z, code, p0, p1):
     among the threads."""
     parts, per = split(y.shape[0], y.size)
     if parts == 1:  # small work: no parallel region
-        _finish_cols(y, bias, z, has_bias, has_z, code, p0, p1, 0, y.shape[0])
+        _finish_cols(y, bias, z, has_bias, has_z, code, p0, p1, parts - 1, y.shape[0])
         return
     for p in prange(parts):
         _finish_cols(y, bias, z, has_bias, has_z, code, p0, p1, p * per,

@@ -114,7 +114,7 @@ def phases(x, s, out):
     """
     parts, per = split(x.shape[0], x.size)
     if parts == 1:  # small work: no parallel region
-        _phases(x, s, out, 0, x.shape[0])
+        _phases(x, s, out, parts - 1, x.shape[0])
         return
     for part in prange(parts):
         _phases(x, s, out, part * per, min(x.shape[0], (part + 1) * per))
@@ -162,12 +162,12 @@ def im2col(x, xp, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh_n, ow_n):
     """
     parts, per = split(x.shape[0], cols.size)
     if parts == 1:  # small work: no parallel region
-        im2col_rows(x, xp, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh_n, ow_n, 0, x.shape[0],
-                    0, oh_n)
+        im2col_rows(x, xp, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh_n, ow_n, parts - 1,
+                    x.shape[0], parts - 1, oh_n)
         return
     for p in prange(parts):
         im2col_rows(x, xp, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh_n, ow_n, p * per,
-                    min(x.shape[0], (p + 1) * per), 0, oh_n)
+                    min(x.shape[0], (p + 1) * per), per - per, oh_n)
 
 
 @njit(cache=True, error_model="numpy")

@@ -19,16 +19,21 @@ step is plain arithmetic, so a loop over it vectorizes. Sigmoid and Tanh use it:
 of the float64 functions, float64 within 20 ulps (``tests/test_cpu_activations.py``).
 
 Activations (the ``activation`` attribute of the onnxkit fused operators, see
-``onnxkit.ops.fused._common``) are passed to kernels as a small integer code and two
-float parameters. ``activation_code`` maps names to the codes a kernel applies inside
-its own loops (``finish``); ``separate_code`` to those applied in one pass of their own
-after it (Sigmoid, Tanh, Swish: their exp would enlarge every kernel that inlines
-``finish``); both return None for the ones left to the reference (Elu, GeluTanh).
+``onnxkit.ops.fused._common``) are passed to kernels as a code and two float
+parameters. A code is a one-field named tuple whose class names the activation
+(``Relu(1)``): its Numba type differs per activation, so ``activate`` picks the formula
+while compiling, and a kernel is compiled only for the activations it is called with,
+each specialization holding one formula (not a switch over all of them at every call
+site). ``activation_code`` maps names to the codes a kernel applies inside its own loops
+(``finish``); ``separate_code`` to those applied in one pass of their own after it
+(Sigmoid, Tanh, Swish: ``activations.activate_in_place``); both return None for the
+ones left to the reference (Elu, GeluTanh).
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from llvmlite import ir
@@ -38,8 +43,56 @@ from numba.extending import intrinsic, overload
 # fast-math without nnan/ninf: reductions may reassociate, NaN and inf stay honest
 FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
 
-NONE, RELU, CLIP, LEAKY_RELU, HARD_SIGMOID, HARD_SWISH, GELU, ERF = range(8)
-SIGMOID, TANH, SWISH = range(8, 11)  # applied in a pass of their own (``separate_code``)
+
+# The activation codes: one class per activation, so that each is a Numba type of its own.
+class NoActivation(NamedTuple):
+    code: int
+
+
+class Relu(NamedTuple):
+    code: int
+
+
+class Clip(NamedTuple):
+    code: int
+
+
+class LeakyRelu(NamedTuple):
+    code: int
+
+
+class HardSigmoid(NamedTuple):
+    code: int
+
+
+class HardSwish(NamedTuple):
+    code: int
+
+
+class Gelu(NamedTuple):
+    code: int
+
+
+class Erf(NamedTuple):
+    code: int
+
+
+class Sigmoid(NamedTuple):
+    code: int
+
+
+class Tanh(NamedTuple):
+    code: int
+
+
+class Swish(NamedTuple):
+    code: int
+
+
+NONE, RELU, CLIP, LEAKY_RELU = NoActivation(0), Relu(1), Clip(2), LeakyRelu(3)
+HARD_SIGMOID, HARD_SWISH, GELU, ERF = HardSigmoid(4), HardSwish(5), Gelu(6), Erf(7)
+# applied in a pass of their own after a fused kernel (``separate_code``)
+SIGMOID, TANH, SWISH = Sigmoid(8), Tanh(9), Swish(10)
 
 _ERF_P = (1.1283791792444762, 0.18471938419709039, 0.05436675285234385,
           0.00384440027594924, 0.00038415619641478, 4.818248656796376e-06,
@@ -152,30 +205,81 @@ def erf(x):
     return c * p / q
 
 
-@njit(fastmath=FASTMATH, error_model="numpy")
 def activate(v, code, p0, p1):
-    """One value through the activation ``code`` (see the module docstring)."""
-    if code == RELU:
-        return F0 if v < F0 else v
-    if code == CLIP:
-        v = p0 if v < p0 else v
-        return p1 if v > p1 else v
-    if code == LEAKY_RELU:
-        return v if v >= F0 else v * p0
-    if code == HARD_SIGMOID:
-        h = p0 * v + p1
-        h = F0 if h < F0 else h
-        return F1 if h > F1 else h
-    if code == HARD_SWISH:
-        h = v / F6 + HALF
-        h = F0 if h < F0 else h
-        h = F1 if h > F1 else h
-        return v * h
-    if code == GELU:
-        return HALF * v * (F1 + erf(v * INV_SQRT2))
-    if code == ERF:
-        return erf(v)
-    return v
+    """One value through the activation ``code`` (see the module docstring); the formula
+    is chosen by the code's class when the kernel compiles. Numba only."""
+    raise NotImplementedError("activate runs inside Numba kernels")
+
+
+def _formula(kind):
+    """The scalar function of activation class ``kind`` (v, p0, p1) -> value."""
+    if kind is Relu:
+        return lambda v, p0, p1: F0 if v < F0 else v
+    if kind is Clip:
+        def clip(v, p0, p1):
+            v = p0 if v < p0 else v
+            return p1 if v > p1 else v
+        return clip
+    if kind is LeakyRelu:
+        return lambda v, p0, p1: v if v >= F0 else v * p0
+    if kind is HardSigmoid:
+        def hard_sigmoid(v, p0, p1):
+            h = p0 * v + p1
+            h = F0 if h < F0 else h
+            return F1 if h > F1 else h
+        return hard_sigmoid
+    if kind is HardSwish:
+        def hard_swish(v, p0, p1):
+            h = v / F6 + HALF
+            h = F0 if h < F0 else h
+            h = F1 if h > F1 else h
+            return v * h
+        return hard_swish
+    if kind is Gelu:
+        return lambda v, p0, p1: HALF * v * (F1 + erf(v * INV_SQRT2))
+    if kind is Erf:
+        return lambda v, p0, p1: erf(v)
+    if kind is Sigmoid:
+        return lambda v, p0, p1: sigmoid(v)
+    if kind is Tanh:
+        return lambda v, p0, p1: tanh(v)
+    if kind is Swish:
+        return lambda v, p0, p1: v * sigmoid(p0 * v)
+    if kind is NoActivation:
+        return lambda v, p0, p1: v
+    return None
+
+
+_SCALARS: dict = {}
+
+
+@overload(activate, inline="always", fastmath=FASTMATH)
+def _activate(v, code, p0, p1):
+    kind = getattr(code, "instance_class", None)
+    if kind not in _SCALARS:
+        formula = _formula(kind)
+        _SCALARS[kind] = None if formula is None else njit(
+            inline="always", fastmath=FASTMATH, error_model="numpy")(formula)
+    scalar = _SCALARS[kind]
+    if scalar is None:
+        return None
+
+    def impl(v, code, p0, p1):
+        return scalar(v, p0, p1)
+
+    return impl
+
+
+def applies(code):
+    """Whether ``code`` changes values (False for ``NONE``): a constant when the kernel
+    compiles, so a kernel skips its activation pass for ``NONE``. Numba only."""
+    raise NotImplementedError("applies runs inside Numba kernels")
+
+
+@overload(applies, inline="always")
+def _applies(code):
+    active = getattr(code, "instance_class", None) is not NoActivation
+    return lambda code: active
 
 
 @njit(inline="always", fastmath=FASTMATH, error_model="numpy")
@@ -221,31 +325,20 @@ def _add_vector(dst, vec, z, with_z, code, p0, p1):
 def finish(dst, b, z, with_z, code, p0, p1):
     """In place: dst[i] = activate(dst[i] + b (+ z[i])), the epilogue of one row or plane.
 
-    Each branch passes ``code`` as a constant, so every loop compiles (and vectorizes)
-    for one activation instead of testing the code per element. Pass ``with_z`` as a
-    literal (``if has_z: finish(d, b, z_row, True, ...) else: finish(d, b, d, False, ...)``):
-    with the choice made at run time inside, a call cost ~30 ns more (960 rows of 49
-    values: 29.6 us instead of 3.9), which a kernel calling it per plane or row pays on
-    every one.
+    Pass ``with_z`` as a literal (``if has_z: finish(d, b, z_row, True, ...) else:
+    finish(d, b, d, False, ...)``): with the choice made at run time inside, a call cost
+    ~30 ns more (960 rows of 49 values: 29.6 us instead of 3.9), which a kernel calling it
+    per plane or row pays on every one.
     """
-    if code == RELU:
-        _add_bias(dst, b, z, with_z, RELU, p0, p1)
-    elif code == CLIP:
-        _add_bias(dst, b, z, with_z, CLIP, p0, p1)
-    elif code == LEAKY_RELU:
-        _add_bias(dst, b, z, with_z, LEAKY_RELU, p0, p1)
-    elif code == HARD_SIGMOID:
-        _add_bias(dst, b, z, with_z, HARD_SIGMOID, p0, p1)
-    elif code == HARD_SWISH:
-        _add_bias(dst, b, z, with_z, HARD_SWISH, p0, p1)
-    elif code == GELU:
-        _add_bias(dst, b, z, with_z, GELU, p0, p1)
-    else:
-        _add_bias(dst, b, z, with_z, NONE, p0, p1)
+    _add_bias(dst, b, z, with_z, code, p0, p1)
 
 
 @njit(inline="always", fastmath=FASTMATH, error_model="numpy")
-def _rows_bias(y, bias, z, has_z, lo, hi, code, p0, p1):
+def finish_rows_bias(y, bias, z, has_z, lo, hi, code, p0, p1):
+    """The epilogue of the rows lo .. hi - 1 of the 2-D ``y``: row r gets
+    ``bias[r % len(bias)]`` (Conv: a row per output channel) and z[r] when ``has_z``.
+    The residual is switched on once, not once per row: short rows (a 7x7 plane, a 1x1
+    one) cost ~3 ns each instead of ~30."""
     m = len(bias)
     if has_z:
         for r in range(lo, hi):
@@ -256,56 +349,15 @@ def _rows_bias(y, bias, z, has_z, lo, hi, code, p0, p1):
 
 
 @njit(inline="always", fastmath=FASTMATH, error_model="numpy")
-def _rows_vector(y, vec, z, has_z, lo, hi, code, p0, p1):
+def finish_rows_vector(y, vec, z, has_z, lo, hi, code, p0, p1):
+    """``finish_rows_bias`` with ``vec`` added along every row (Gemm, MatMul: a bias
+    per column)."""
     if has_z:
         for r in range(lo, hi):
             _add_vector(y[r], vec, z[r], True, code, p0, p1)
     else:
         for r in range(lo, hi):
             _add_vector(y[r], vec, y[r], False, code, p0, p1)
-
-
-@njit(inline="always", fastmath=FASTMATH, error_model="numpy")
-def finish_rows_bias(y, bias, z, has_z, lo, hi, code, p0, p1):
-    """The epilogue of the rows lo .. hi - 1 of the 2-D ``y``: row r gets
-    ``bias[r % len(bias)]`` (Conv: a row per output channel) and z[r] when ``has_z``.
-    The activation and the residual are switched on once, not once per row: short rows
-    (a 7x7 plane, a 1x1 one) cost ~3 ns each instead of ~30 (960 rows of 1 and of 49
-    values: 29.6 -> 2.7 us and 32.5 -> 6.3 us)."""
-    if code == RELU:
-        _rows_bias(y, bias, z, has_z, lo, hi, RELU, p0, p1)
-    elif code == CLIP:
-        _rows_bias(y, bias, z, has_z, lo, hi, CLIP, p0, p1)
-    elif code == LEAKY_RELU:
-        _rows_bias(y, bias, z, has_z, lo, hi, LEAKY_RELU, p0, p1)
-    elif code == HARD_SIGMOID:
-        _rows_bias(y, bias, z, has_z, lo, hi, HARD_SIGMOID, p0, p1)
-    elif code == HARD_SWISH:
-        _rows_bias(y, bias, z, has_z, lo, hi, HARD_SWISH, p0, p1)
-    elif code == GELU:
-        _rows_bias(y, bias, z, has_z, lo, hi, GELU, p0, p1)
-    else:
-        _rows_bias(y, bias, z, has_z, lo, hi, NONE, p0, p1)
-
-
-@njit(inline="always", fastmath=FASTMATH, error_model="numpy")
-def finish_rows_vector(y, vec, z, has_z, lo, hi, code, p0, p1):
-    """``finish_rows_bias`` with ``vec`` added along every row (Gemm, MatMul: a bias
-    per column)."""
-    if code == RELU:
-        _rows_vector(y, vec, z, has_z, lo, hi, RELU, p0, p1)
-    elif code == CLIP:
-        _rows_vector(y, vec, z, has_z, lo, hi, CLIP, p0, p1)
-    elif code == LEAKY_RELU:
-        _rows_vector(y, vec, z, has_z, lo, hi, LEAKY_RELU, p0, p1)
-    elif code == HARD_SIGMOID:
-        _rows_vector(y, vec, z, has_z, lo, hi, HARD_SIGMOID, p0, p1)
-    elif code == HARD_SWISH:
-        _rows_vector(y, vec, z, has_z, lo, hi, HARD_SWISH, p0, p1)
-    elif code == GELU:
-        _rows_vector(y, vec, z, has_z, lo, hi, GELU, p0, p1)
-    else:
-        _rows_vector(y, vec, z, has_z, lo, hi, NONE, p0, p1)
 
 
 def activation_code(activation: str, params) -> tuple[int, float, float] | None:

@@ -149,7 +149,7 @@ def pixel_dots_conv(x, w, bias, z, has_z, code, p0, p1, y, p, zero, kh, kw, sh, 
     pairs = (rows + 1) // 2
     parts, per = split(pairs, rows * w.shape[1] * y.shape[1])
     if parts == 1:  # small work: no parallel region
-        _rows(w, p, bias, z, has_z, code, p0, p1, y, zero, 0, rows, per_group)
+        _rows(w, p, bias, z, has_z, code, p0, p1, y, zero, parts - 1, rows, per_group)
         return
     for part in prange(parts):
         _rows(w, p, bias, z, has_z, code, p0, p1, y, zero, 2 * part * per,

@@ -87,7 +87,9 @@ def _kernel_min_parallel(typingctx):
 def split(items, elements):
     """(parts, items per part) for a loop over ``items`` touching ``elements`` values:
     one part per thread of the caller, or one part for small work. Part p covers
-    [p * per, min(items, (p + 1) * per))."""
+    [p * per, min(items, (p + 1) * per)). A driver's serial call for small work starts at
+    ``parts - 1`` (0, a run-time integer): a literal 0 is typed ``Literal[int](0)``, and
+    the serial function would be compiled a second time for it."""
     if elements < _kernel_min_parallel():
         parts = 1
     else:

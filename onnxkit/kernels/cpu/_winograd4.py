@@ -146,7 +146,7 @@ def input_transform(x, pt, pl, th_n, tw_n, v, t0):
     channels = x.shape[0]
     parts, per = split(channels, x.size)
     if parts == 1:  # small work: no parallel region
-        _input_channels(x, pt, pl, th_n, tw_n, v, t0, 0, channels)
+        _input_channels(x, pt, pl, th_n, tw_n, v, t0, parts - 1, channels)
         return
     for p in prange(parts):
         _input_channels(x, pt, pl, th_n, tw_n, v, t0, p * per, min(channels, (p + 1) * per))
@@ -187,7 +187,8 @@ def output_transform(p, t0, th_n, tw_n, bias, z, has_z, code, p0, p1, y):
     channels = y.shape[0]
     parts, per = split(channels, y.size)
     if parts == 1:  # small work: no parallel region
-        _output_channels(p, t0, th_n, tw_n, bias, z, has_z, code, p0, p1, y, 0, channels)
+        _output_channels(p, t0, th_n, tw_n, bias, z, has_z, code, p0, p1, y, parts - 1,
+                         channels)
         return
     for part in prange(parts):
         _output_channels(p, t0, th_n, tw_n, bias, z, has_z, code, p0, p1, y, part * per,

@@ -42,7 +42,7 @@ def scale_mask(s, mask, has_mask, is_causal, scale):
     rows = s.shape[0] * s.shape[1] * s.shape[2]
     parts, per = split(rows, s.size)
     if parts == 1:  # small work: no parallel region
-        _scale_mask_rows(s, mask, has_mask, is_causal, scale, 0, rows)
+        _scale_mask_rows(s, mask, has_mask, is_causal, scale, parts - 1, rows)
         return
     for p in prange(parts):
         _scale_mask_rows(s, mask, has_mask, is_causal, scale, p * per, min(rows, (p + 1) * per))

@@ -17,7 +17,7 @@ from numba import njit, prange
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty, read_only
-from onnxkit.kernels.cpu._math import FASTMATH, NONE, finish, split_activation
+from onnxkit.kernels.cpu._math import FASTMATH, applies, finish, split_activation
 from onnxkit.kernels.cpu._threads import split
 from onnxkit.kernels.cpu.activations import activate_in_place
 from onnxkit.ops.fused.fused_batch_norm import fused_batch_normalization as reference_fused
@@ -35,7 +35,7 @@ def affine_planes(x, mean, inv, shift, code, p0, p1, y):
     planes = x.shape[0] * x.shape[1]
     parts, per = split(planes, x.size)
     if parts == 1:  # small work: no parallel region
-        _affine(x, mean, inv, shift, code, p0, p1, y, 0, planes)
+        _affine(x, mean, inv, shift, code, p0, p1, y, parts - 1, planes)
         return
     for p in prange(parts):
         _affine(x, mean, inv, shift, code, p0, p1, y, p * per, min(planes, (p + 1) * per))
@@ -51,7 +51,7 @@ def _affine(x, mean, inv, shift, code, p0, p1, y, lo, hi):
         src, dst = x[n, c], y[n, c]
         for i in range(src.size):
             dst[i] = (src[i] - m) * s + b
-        if code != NONE:
+        if applies(code):  # a constant: no pass for NONE
             finish(dst, zero, dst, False, code, p0, p1)
 
 

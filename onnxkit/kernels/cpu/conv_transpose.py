@@ -59,7 +59,8 @@ def scatter_planes(cols, kh, kw, sh, sw, dh, dw, bh, bw, bias, y):
     """col2im of one image, the output planes shared among the threads."""
     parts, per = split(y.shape[0], y.size + cols.size)
     if parts == 1:  # small work: no parallel region
-        _scatter_range(cols, kh, kw, sh, sw, dh, dw, bh, bw, bias, y, 0, y.shape[0])
+        _scatter_range(cols, kh, kw, sh, sw, dh, dw, bh, bw, bias, y, parts - 1,
+                       y.shape[0])
         return
     for p in prange(parts):
         _scatter_range(cols, kh, kw, sh, sw, dh, dw, bh, bw, bias, y, p * per,

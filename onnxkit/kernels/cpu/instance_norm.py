@@ -44,7 +44,7 @@ def instance_rows(x, scale, bias, eps, y):
     rows = x.shape[0]
     parts, per = split(rows, x.size)
     if parts == 1:  # small work: no parallel region
-        _rows(x, scale, bias, eps, y, 0, rows)
+        _rows(x, scale, bias, eps, y, parts - 1, rows)
         return
     for p in prange(parts):
         _rows(x, scale, bias, eps, y, p * per, min(rows, (p + 1) * per))

@@ -36,7 +36,8 @@ def normalize_rows(x, skip, has_skip, scale, bias, eps, y, mean_out, inv_out, s_
     rows = x.shape[0]
     parts, per = split(rows, x.size)
     if parts == 1:  # small work: no parallel region
-        _normalize(x, skip, has_skip, scale, bias, eps, y, mean_out, inv_out, s_out, 0, rows)
+        _normalize(x, skip, has_skip, scale, bias, eps, y, mean_out, inv_out, s_out,
+                   parts - 1, rows)
         return
     for p in prange(parts):
         _normalize(x, skip, has_skip, scale, bias, eps, y, mean_out, inv_out, s_out, p * per,

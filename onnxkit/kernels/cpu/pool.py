@@ -82,7 +82,7 @@ def pool_rows(x, kh, kw, sh, sw, dh, dw, pt, pl, is_max, y):
     planes = x.shape[0]
     parts, per = split(planes, x.size)
     if parts == 1:  # small work: no parallel region
-        _pool_planes(x, kh, kw, sh, sw, dh, dw, pt, pl, is_max, y, 0, planes)
+        _pool_planes(x, kh, kw, sh, sw, dh, dw, pt, pl, is_max, y, parts - 1, planes)
         return
     for p in prange(parts):
         _pool_planes(x, kh, kw, sh, sw, dh, dw, pt, pl, is_max, y, p * per,

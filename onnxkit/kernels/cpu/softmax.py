@@ -33,7 +33,7 @@ def shift_rows(x, y):
     rows = x.shape[0]
     parts, per = split(rows, x.size)
     if parts == 1:  # small work: no parallel region
-        _shift(x, y, 0, rows)
+        _shift(x, y, parts - 1, rows)
         return
     for p in prange(parts):
         _shift(x, y, p * per, min(rows, (p + 1) * per))
@@ -60,7 +60,7 @@ def normalize_rows(y):
     rows = y.shape[0]
     parts, per = split(rows, y.size)
     if parts == 1:  # small work: no parallel region
-        _normalize(y, 0, rows)
+        _normalize(y, parts - 1, rows)
         return
     for p in prange(parts):
         _normalize(y, p * per, min(rows, (p + 1) * per))

@@ -87,7 +87,7 @@ def walk_leaves(X, is_leaf, feature, threshold, mode, true_next, false_next, mis
     parts, per = split(rows, rows * roots.size * 8)
     if parts == 1:
         return _walk_rows(X, is_leaf, feature, threshold, mode, true_next, false_next,
-                          missing_true, roots, pos, 0, rows)
+                          missing_true, roots, pos, parts - 1, rows)
     ok = np.ones(parts, np.bool_)
     for q in prange(parts):
         ok[q] = _walk_rows(X, is_leaf, feature, threshold, mode, true_next, false_next,
@@ -111,7 +111,7 @@ def sum_leaves(table, pos, out):
     rows = out.shape[0]
     parts, per = split(rows, pos.size * out.shape[1])
     if parts == 1:
-        _sum_rows(table, pos, out, 0, rows)
+        _sum_rows(table, pos, out, parts - 1, rows)
         return
     for q in prange(parts):
         _sum_rows(table, pos, out, q * per, min(rows, (q + 1) * per))
