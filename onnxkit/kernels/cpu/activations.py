@@ -20,7 +20,7 @@ from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._math import (CLIP, ERF, FASTMATH, GELU, HARD_SIGMOID, HARD_SWISH,
                                        LEAKY_RELU, RELU, SIGMOID, SWISH, TANH, activate)
-from onnxkit.kernels.cpu._threads import split
+from onnxkit.kernels.cpu._threads import min_parallel, split
 from onnxkit.ops.fused.gelu import gelu as reference_onnxkit_gelu
 from onnxkit.ops.math import clip as ref_clip
 from onnxkit.ops.math import gelu as ref_gelu
@@ -104,8 +104,17 @@ def _or(Y, fallback):
     return fallback() if Y is None else Y
 
 
+#: below this many values (and the parallel threshold) Relu is numpy's maximum: the
+#: Numba call costs more than the work
+TINY = 1024
+_ZERO = {dtype: np.zeros((), dtype) for dtype in FLOATS}
+
+
 @op("Relu", 6, 13, 14, registry=CPU)
 def relu(X):
+    zero = _ZERO.get(X.dtype)
+    if zero is not None and 0 < X.size < TINY and X.size < min_parallel():
+        return np.maximum(X, zero)  # NaN stays NaN, as ``activate`` keeps it
     return _or(elementwise(X, RELU), lambda: ref_relu.relu(X))
 
 
