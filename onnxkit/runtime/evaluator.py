@@ -65,11 +65,12 @@ class RunState:
         if straight is None or self.trace is not None or \
                 type(self.executor).invoke is not Executor.invoke:
             return lambda values: run_graph(body, body.bind(values), outer, self)
-        bind = body.binder
+        positional, count = body.straight_values, len(body.input_names)
 
         def run(values):
-            feeds = bind(values)
-            return straight(body.bind(values) if feeds is None else feeds, outer, self)
+            if positional is not None and len(values) == count:
+                return positional(values, outer, self)
+            return straight(body.bind(values), outer, self)
         return run
 
 

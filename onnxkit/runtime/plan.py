@@ -30,7 +30,7 @@ from onnxkit.core.registry import Kernel, normalize_domain, schema_of, schema_si
 from onnxkit.runtime.attributes import kernel_attributes, resolve_references
 from onnxkit.runtime.functions import function_kernel
 from onnxkit.runtime.limits import Limits
-from onnxkit.runtime.straight_line import binder, straight_line
+from onnxkit.runtime.straight_line import straight_line
 from onnxkit.runtime.values import np_dtype, sparse_to_dense, tensor_to_array
 
 
@@ -73,8 +73,8 @@ class GraphPlan:
     free_names: frozenset = field(default_factory=frozenset)
     #: the same run as one Python function (``straight_line``), where every step allows it
     straight: Any = None
-    #: ``values -> feeds`` for exactly as many values as inputs (None for other counts)
-    binder: Any = None
+    #: ``straight`` taking exactly one value per input, in order (nested graphs only)
+    straight_values: Any = None
 
     def bind(self, values: Sequence[Any]) -> dict:
         """Positional values -> feeds for this graph's inputs (control-flow bodies)."""
@@ -155,7 +155,8 @@ def compile_graph(graph: GraphProto, opsets: dict[str, int], ctx: PlanContext,
                      frozenset(plan_free - local))
     if type(ctx.executor).invoke is Executor.invoke:  # kernels called as they are
         plan.straight = straight_line(plan)
-        plan.binder = binder(input_names)
+        if path and plan.straight is not None:  # a body: run once per iteration
+            plan.straight_values = straight_line(plan, positional=True)
     return plan
 
 

@@ -63,13 +63,14 @@ def vetted(source: str) -> bool:
     return all(word in WORDS or _VARIABLE.fullmatch(word) for word in set(_WORD.findall(source)))
 
 
-def straight_line(plan):
+def straight_line(plan, positional: bool = False):
     """The run of ``plan`` as one function ``run(feeds, outer, state) -> outputs``, or None
-    when a step needs the evaluator's loop."""
+    when a step needs the evaluator's loop. ``positional``: ``run(values, outer, state)``
+    instead, ``values`` exactly one per graph input, in order (a body's iterations)."""
     steps = plan.steps
     if len(steps) > MAX_STEPS or any(_reads_scope(step) for step in steps):
         return None
-    writer = _Writer(plan)
+    writer = _Writer(plan, positional)
     source = writer.source()
     if not vetted(source):  # (cannot happen: the writer uses only WORDS; kept as a guard)
         return None
@@ -88,23 +89,6 @@ def straight_line(plan):
     run = namespace["run"]
     run.source = source
     return run
-
-
-def binder(names: list[str]):
-    """``bind(values) -> {names[i]: values[i]}`` for exactly ``len(names)`` values, written
-    out as a dict display (a body's inputs are bound on every iteration of a loop)."""
-    count = len(names)
-    if count == 0:
-        return lambda values: {} if not values else None
-    params = ", ".join(f"a{i}" for i in range(count))
-    items = ", ".join(f"N[{i}]: a{i}" for i in range(count))
-    source = (f"def bind(values):\n    try:\n        {params}, = values\n"
-              f"    except ValueError:\n        return None\n    return {{{items}}}\n")
-    if not vetted(source):
-        return None
-    namespace = {"N": tuple(names)}
-    exec(compile(source, "<onnxkit bind>", "exec"), namespace)  # noqa: S102 - made-up names only
-    return namespace["bind"]
 
 
 _NO_SCOPE: dict = {}  # what a kernel that runs no subgraph sees as ``ctx.scope``
@@ -128,8 +112,9 @@ def _reads_scope(step) -> bool:
 class _Writer:
     """Writes ``run``'s source: one variable per value, one block per step."""
 
-    def __init__(self, plan):
+    def __init__(self, plan, positional: bool = False):
         self.plan = plan
+        self.positional = positional
         self.kernels: list = []  # F[i]: step i's callable
         self.attrs: list[dict] = []  # A[i]: its attributes
         self.count = 0  # variables made so far
@@ -139,6 +124,10 @@ class _Writer:
         self.held: dict[str, str] = {}  # value made by a step -> its bytes variable
         self.lines = ["def run(feeds, outer, state):",
                       "    budget = state.budget; live = budget.live; limit = budget.limit"]
+        if positional and plan.input_names:  # the inputs are the variables a0, a1...
+            self.lines[0] = "def run(values, outer, state):"
+            params = ", ".join(f"a{i}" for i in range(len(plan.input_names)))
+            self.emit(f"{params}, = values")
 
     def emit(self, line: str) -> None:
         self.lines.append("    " + line)
@@ -162,8 +151,14 @@ class _Writer:
             return self.var[name]
         var = self.var[name] = self._new("v")
         plan = self.plan
+        if self.positional and name in plan.input_names:
+            self.emit(f"{var} = a{plan.input_names.index(name)}")
+            return var
         if name in plan.initializers:  # a feed may replace it (an initializer listed as input)
             j = self._constant(plan.initializers[name])
+            if self.positional:
+                self.emit(f"{var} = C[{j}]")
+                return var
             k = self._name(name)
             self.emit(f"{var} = feeds.get(N[{k}], C[{j}])")
             return var
