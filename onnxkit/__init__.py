@@ -17,7 +17,7 @@ __version__ = "0.1.0"
 
 def show(model, **options):
     """Draw a model's (or Session's) graph as an interactive widget (``onnxkit.widgets.show``)."""
-    from onnxkit.widgets import show as _show  # lazy: anywidget and IPython cost ~0.4 s
+    from onnxkit.widgets import show as _show  # lazy: anywidget and IPython are slow to import
 
     return _show(model, **options)
 

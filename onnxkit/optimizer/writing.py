@@ -5,8 +5,8 @@
                                                    # when 3/4 of its weight bytes survive
 
 ``reuse_source`` is for a source nobody else holds (a Session's own loaded model):
-protobuf copies messages, so a new model holds every weight twice at its peak
-(BERT-mini's 42 MB of weights rose to 131 MB). Rewritten in place, the surviving
+protobuf copies messages, so a new model holds every weight twice (or more) at its
+peak. Rewritten in place, the surviving
 initializers stay where they are; the bytes of dropped ones stay with the source's
 memory until it is freed, hence the 3/4.
 """

@@ -33,7 +33,7 @@ def _copy_fields(src, dst, skip: Iterable[str] = ()) -> None:
     """Copy every set field of message ``src`` into the empty message ``dst``, but ``skip``.
 
     The skipped fields are never read: reading ``raw_data`` would copy a tensor's bytes
-    (BERT-mini's 29 MB embedding: a peak of its own during ``detach_weights``)."""
+    (a large embedding would make a memory peak of its own during ``detach_weights``)."""
     skip = set(skip)
     for fd in src.DESCRIPTOR.fields:
         if fd.name in skip:

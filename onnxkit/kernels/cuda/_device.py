@@ -262,8 +262,7 @@ _SIMULATOR_LOCK = threading.Lock()
 #: ``cuda.syncthreads()`` (Python's default is 5 ms): its main thread polls the block's
 #: threads in a busy loop, so each simulated thread waits a whole interval for its turn at
 #: every barrier. Kernels without barriers keep the default: for them the short interval
-#: only adds hand-offs (a 3-D AveragePool case: 1.5 s at 5 ms, 107 s at 1 ms, while the
-#: Attention cases' row kernels went 7 s -> 2 s)
+#: only adds hand-offs (timings: the top of docs/cuda.md)
 SIMULATOR_SWITCH_INTERVAL = 0.001
 
 

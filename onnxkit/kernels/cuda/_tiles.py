@@ -97,9 +97,8 @@ def simulated_cost(tiles: Tiles, rows: int, cols: int) -> float:
     """Time to simulate a rows x cols product, per unit of K, in multiply-adds.
 
     Every thread of every block takes K / BK slices; each costs the barriers and the
-    thread's TM * TN * BK multiply-adds (padding included). Fitted on a 13 x 1824 x 144
-    convolution (Conv 16->13 3x3 on 1x16x50x40), simulated: SIMULATED 89 s, MEDIUM 36 s,
-    LARGE 59 s. Counting threads alone picked LARGE there.
+    thread's TM * TN * BK multiply-adds (padding included): counting threads alone picked
+    a tiling the simulator ran slowest (the fit and its timings: docs/cuda.md, Testing).
     """
     per_slice = SIMULATED_BARRIER_COST + tiles.tm * tiles.tn * tiles.bk
     return math.prod(tiles.blocks(rows, cols)) * tiles.threads * per_slice / tiles.bk
