@@ -65,6 +65,16 @@ def _compiled_case(X, W, R, direction, activations, count, sequence_lens, layout
     return np.ascontiguousarray(x), lens
 
 
+def _buffers(x, W, R, clip, n_states: int):
+    """Y [seq, dirs, batch, hidden] (zeros: rows past their length stay 0), the final
+    states [dirs, batch, hidden] and the clip bound, for a compiled run."""
+    n_dirs, hidden = W.shape[0], R.shape[-1]
+    seq, batch = x.shape[0], x.shape[1]
+    finals = tuple(np.empty((n_dirs, batch, hidden), F32) for _ in range(n_states))
+    return (np.zeros((seq, n_dirs, batch, hidden), F32), finals,
+            F32.type(np.inf if clip is None else clip))
+
+
 def _start(state, d: int, batch: int, hidden: int, layout: int) -> np.ndarray:
     if state is None:
         return np.zeros((batch, hidden), F32)
@@ -88,12 +98,8 @@ def lstm(X, W, R, B=None, sequence_lens=None, initial_h=None, initial_c=None, P=
     if case is None:
         return run_lstm(product, **locals())
     x, lens = case
-    n_dirs, hidden = W.shape[0], R.shape[-1]
-    seq, batch = x.shape[0], x.shape[1]
-    Y = np.zeros((seq, n_dirs, batch, hidden), F32)
-    h_out = np.empty((n_dirs, batch, hidden), F32)
-    c_out = np.empty((n_dirs, batch, hidden), F32)
-    bound = F32.type(np.inf if clip is None else clip)
+    Y, (h_out, c_out), bound = _buffers(x, W, R, clip, 2)
+    n_dirs, hidden, batch = W.shape[0], R.shape[-1], x.shape[1]
     for d in range(n_dirs):
         wb, rb = split_bias(B, d, 4, hidden, F32)
         xp = np.ascontiguousarray(project_steps(x, W[d].T, product) + (wb + rb), dtype=F32)
@@ -115,11 +121,8 @@ def gru(X, W, R, B=None, sequence_lens=None, initial_h=None, *, activation_alpha
     if case is None:
         return run_gru(product, **locals())
     x, lens = case
-    n_dirs, hidden = W.shape[0], R.shape[-1]
-    seq, batch = x.shape[0], x.shape[1]
-    Y = np.zeros((seq, n_dirs, batch, hidden), F32)
-    h_out = np.empty((n_dirs, batch, hidden), F32)
-    bound = F32.type(np.inf if clip is None else clip)
+    Y, (h_out,), bound = _buffers(x, W, R, clip, 1)
+    n_dirs, hidden, batch = W.shape[0], R.shape[-1], x.shape[1]
     for d in range(n_dirs):
         wb, rb = split_bias(B, d, 3, hidden, F32)
         xp = np.ascontiguousarray(project_steps(x, W[d].T, product) + wb, dtype=F32)
