@@ -36,9 +36,9 @@ demo: venv
 # reference and cpu executors, the exercises (against their solutions), the cuda executor under
 # numba's simulator, the cpu kernels split on three threads, the notebooks. docs/testing.md
 # says which step covers what, and how long each takes.
-# - warm compiles the cpu kernels on one core while the cuda simulator tests and the spec
-#   notebooks (which need no cpu kernel) use the other; the test workers then find every
-#   kernel in the cache.
+# - warm compiles the cpu kernels on one core while the steps that need no cpu kernel use
+#   the other: the cuda simulator tests, the PTX compile check, the spec notebooks; the
+#   test workers then find every kernel in the cache.
 # - The test workers already use both cores: one BLAS thread each, or they fight over them.
 # - One pytest session per environment: each pays start-up and the spec suite's collection
 #   (the onnx cases, ~15 s of CPU per worker) once. pytest's exit status 5 (nothing
@@ -46,8 +46,9 @@ demo: venv
 PYTEST := $(PY) -m pytest -p no:cacheprovider -q
 ONE_BLAS := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 test: venv browser
-	$(MAKE) --no-print-directory -j2 --output-sync=line warm test-cuda-sim test-spec-notebooks
-	$(ONE_BLAS) $(PYTEST) -n $(JOBS) --executor reference,cpu tests spec_tests exercises
+	$(MAKE) --no-print-directory -j2 --output-sync=line warm test-cuda-sim test-ptx test-spec-notebooks
+	$(ONE_BLAS) $(PYTEST) -n $(JOBS) --executor reference,cpu --ignore=tests/cuda/test_ptx.py \
+		tests spec_tests exercises
 	$(run-threads)
 	$(run-course-notebooks)
 
@@ -66,6 +67,13 @@ ONNXKIT_CPU_NOTICE=0 $(PYTEST) -n $(JOBS) --dist loadfile --nbval \
 endef
 test-notebooks: venv warm test-spec-notebooks
 	$(run-course-notebooks)
+
+# every cuda kernel template compiled to PTX for a real GPU (NVVM, no device needed; skipped
+# without NVVM): the longest single test, and it needs no cpu kernel, so make test runs it
+# while warm compiles (the main session leaves it out)
+.PHONY: test-ptx
+test-ptx: venv
+	$(PYTEST) tests/cuda/test_ptx.py
 
 # the spec notebooks run on the reference executor: no cpu kernel, so make test runs them
 # while warm compiles
