@@ -217,23 +217,23 @@ def _formula(kind):
         return lambda v, p0, p1: F0 if v < F0 else v
     if kind is Clip:
         def clip(v, p0, p1):
-            v = p0 if v < p0 else v
-            return p1 if v > p1 else v
+            low = p0 if v < p0 else v
+            return p1 if low > p1 else low
         return clip
     if kind is LeakyRelu:
         return lambda v, p0, p1: v if v >= F0 else v * p0
     if kind is HardSigmoid:
         def hard_sigmoid(v, p0, p1):
             h = p0 * v + p1
-            h = F0 if h < F0 else h
-            return F1 if h > F1 else h
+            low = F0 if h < F0 else h
+            return F1 if low > F1 else low
         return hard_sigmoid
     if kind is HardSwish:
         def hard_swish(v, p0, p1):
             h = v / F6 + HALF
-            h = F0 if h < F0 else h
-            h = F1 if h > F1 else h
-            return v * h
+            low = F0 if h < F0 else h
+            high = F1 if low > F1 else low
+            return v * high
         return hard_swish
     if kind is Gelu:
         return lambda v, p0, p1: HALF * v * (F1 + erf(v * INV_SQRT2))
@@ -258,8 +258,10 @@ def _activate(v, code, p0, p1):
     kind = getattr(code, "instance_class", None)
     if kind not in _SCALARS:
         formula = _formula(kind)
+        # not inlined in Numba's IR (LLVM inlines it): an IR-inlined formula with a
+        # conditional made Numba warn (NumbaIRAssumptionWarning, "not in scope")
         _SCALARS[kind] = None if formula is None else njit(
-            inline="always", fastmath=FASTMATH, error_model="numpy")(formula)
+            fastmath=FASTMATH, error_model="numpy")(formula)
     scalar = _SCALARS[kind]
     if scalar is None:
         return None
