@@ -10,7 +10,7 @@ from numba import config
 
 import onnxkit
 from onnxkit.errors import LimitExceededError
-from tests.hostile.test_memory_budget import F, MB_LIMITS, MiB_LIMITS, _doubling, _one_node
+from tests.hostile.test_memory_budget import MiB_LIMITS, _doubling, _one_node
 
 
 def _device_usable() -> bool:
@@ -28,16 +28,19 @@ pytestmark = pytest.mark.skipif(not _device_usable(), reason="needs a GPU or the
 
 
 def test_a_device_concat_over_the_budget_is_refused_before_it_is_made():
-    # four float32[75000] inputs: the output would take 1,200,000 bytes > 1,000,000
-    model, feeds = _one_node("Concat", [("a", F), ("b", F), ("c", F), ("d", F)], axis=0)
+    # four float32[750] inputs: the output would take 12,000 bytes > 10,000 (small, so that
+    # the unlimited run below takes seconds under the simulator, not minutes)
+    x = np.ones(750, np.float32)
+    model, feeds = _one_node("Concat", [("a", x), ("b", x), ("c", x), ("d", x)], axis=0)
     with pytest.raises(LimitExceededError) as info:
-        onnxkit.Session(model, executor="cuda", limits=MB_LIMITS).run(None, feeds)
+        onnxkit.Session(model, executor="cuda",
+                        limits=onnxkit.Limits(max_run_bytes=10_000)).run(None, feeds)
     assert str(info.value) == (
-        "node 'big' (Concat, domain 'ai.onnx'): device tensor of shape [300000] would take "
-        "1,200,000 bytes while the run already holds 0: over the run's memory budget "
-        "max_run_bytes=1,000,000 (set Limits(max_run_bytes=...) to change it)")
+        "node 'big' (Concat, domain 'ai.onnx'): device tensor of shape [3000] would take "
+        "12,000 bytes while the run already holds 0: over the run's memory budget "
+        "max_run_bytes=10,000 (set Limits(max_run_bytes=...) to change it)")
     y, = onnxkit.Session(model, executor="cuda").run(None, feeds)
-    np.testing.assert_array_equal(y, np.ones(300_000, np.float32))
+    np.testing.assert_array_equal(y, np.ones(3_000, np.float32))
 
 
 def test_a_loop_that_doubles_its_state_stops_at_the_budget_on_cuda():
