@@ -114,8 +114,11 @@ def _calls(dtype):
         ("average pool s2", lambda: pool.average_pool(x, kernel_shape=[2, 2], strides=[2, 2])),
         ("batch norm", lambda: batch_norm.fused_batch_normalization(
             x, c(4), c(4), c(4), _constant(np.abs(r(4))), activation="Relu")),
+        ("batch norm plain", lambda: batch_norm.fused_batch_normalization(
+            x, c(4), c(4), c(4), _constant(np.abs(r(4))))),
         ("instance norm", lambda: instance_norm.instance_normalization(x, c(4), c(4))),
-        ("relu", lambda: activations.relu(x)),
+        # 4096 values: tiny tensors take numpy's maximum (``activations.TINY``), not a kernel
+        ("relu", lambda: activations.relu(r(1, 4, 32, 32))),
         ("clip", lambda: activations.clip(x, np.array(0, dtype), np.array(6, dtype))),
         ("leaky relu", lambda: activations.leaky_relu(x)),
         ("sigmoid", lambda: activations.sigmoid(x)),
