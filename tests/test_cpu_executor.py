@@ -30,8 +30,9 @@ _EDGE_INF[0, :, 2, 0] = np.inf
 _EDGE_INF[0, :, 3, 5] = -np.inf
 
 CPU_CASES = [
+    # sums of 147 products reaching |40|: float32 rounds either side's order by ~5e-6
     C("conv_stride2_pad3", "Conv", f32(1, 3, 15, 14), Init(f32(4, 3, 7, 7)), Init(f32(4)),
-      strides=[2, 2], pads=[3, 3, 3, 3]),
+      strides=[2, 2], pads=[3, 3, 3, 3], atol=2e-5),
     C("conv_stride3_asym", "Conv", f32(2, 2, 9, 11), Init(f32(3, 2, 3, 2)), strides=[3, 2],
       pads=[0, 2, 1, 0], dilations=[2, 1]),
     C("conv_pointwise", "Conv", f32(2, 6, 5, 4), Init(f32(8, 6, 1, 1)), Init(f32(8))),
