@@ -328,9 +328,8 @@ def finish(dst, b, z, with_z, code, p0, p1):
     """In place: dst[i] = activate(dst[i] + b (+ z[i])), the epilogue of one row or plane.
 
     Pass ``with_z`` as a literal (``if has_z: finish(d, b, z_row, True, ...) else:
-    finish(d, b, d, False, ...)``): with the choice made at run time inside, a call cost
-    ~30 ns more (960 rows of 49 values: 29.6 us instead of 3.9), which a kernel calling it
-    per plane or row pays on every one.
+    finish(d, b, d, False, ...)``): a choice made at run time inside costs a kernel that
+    calls it per plane or row on every one (timings: docs/cpu.md, Convolutions).
     """
     _add_bias(dst, b, z, with_z, code, p0, p1)
 
