@@ -76,7 +76,7 @@ def straight_line(plan, positional: bool = False):
         return None
     namespace = {
         "ndarray": np.ndarray, "nbytes": value_bytes, "F": writer.kernels, "A": writer.attrs,
-        "N": writer.names, "C": writer.constants, "S": steps,
+        "N": writer.names, "C": writer.constants,
         "fail": lambda i, args, exc: fail(steps[i], args, exc),
         "results": lambda i, r, state: results(steps[i], r, state),
         "over": lambda budget, live, n, i: over(budget, live, n, steps[i]),
