@@ -1,60 +1,128 @@
-"""Threads: one pool only, Numba's; the matrix products run on it too.
+"""Threads: one pool, ours; the compiled kernels are serial and release the GIL.
+
+A kernel that shares work among threads is a serial ``@njit(nogil=True)`` function over a
+range [lo, hi) of its rows, planes or channels; ``run_parts`` splits the range into one
+part per thread and runs the parts at once, the first in the calling thread and the others
+on a pool of Python threads, each a plain call of the compiled function (no Numba
+``prange``: a parallel region is compiled again for every kernel that holds one, and those
+compilations were most of a cold start). Small work (fewer values than ``min_parallel()``)
+is one call in the calling thread.
 
 - during a run numpy's OpenBLAS is set to one thread, and the products (Conv's GEMM,
   Winograd's batches, Gemm, MatMul, Attention) call oneMKL's sequential sgemm (or that
-  OpenBLAS) from a ``prange`` over row, column or batch parts (``_blas``);
-- the memory-bound kernels (im2col, depthwise, epilogues, Winograd transforms,
-  BatchNorm, pools, normalizations, softmax) share their planes, channels or rows
-  among the threads: a serial function over a range [lo, hi) and a driver that splits
-  the range (``split``) in a ``prange``, or calls the serial function directly for
-  small work (no parallel region).
+  OpenBLAS) from the parts (``_blas``);
+- the thread count and the small-work threshold are read when a kernel runs, not compiled
+  in, so one kernel cache serves every setting: ``threads()`` is Numba's count for the
+  calling thread (``numba.set_num_threads``, ``NUMBA_NUM_THREADS``); ``min_parallel()`` is
+  ``ONNXKIT_CPU_MIN_PARALLEL`` (the thread tests set 1, so that every split runs),
+  changed by ``set_min_parallel``. Where no BLAS was found (``_blas.AVAILABLE``), the
+  products keep numpy's own matmul and its threads, and the kernels stay on one thread
+  rather than fight them. ``blas_info()`` says which BLAS libraries are loaded.
 
-The thread count and the small-work threshold are read when a kernel runs, not compiled
-in, so one kernel cache serves every setting: ``threads()`` is Numba's count for the
-calling thread (``numba.set_num_threads``, ``NUMBA_NUM_THREADS``), read inside a kernel
-through the same C entry point Numba's own parallel loops call; ``min_parallel()`` is
-``ONNXKIT_CPU_MIN_PARALLEL`` (values below which a kernel runs on one thread; the
-thread tests set 1, so that every split runs), a C global the kernels read.
-``set_min_parallel`` changes it. Where no BLAS was found (``_blas.AVAILABLE``), the
-products keep numpy's own matmul and its threads, and the kernels stay on one thread
-rather than fight them. ``blas_info()`` says which BLAS libraries are loaded.
+Parts write disjoint outputs and each computes its values as a single call would: the
+result does not depend on the thread count.
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
+from concurrent.futures import ThreadPoolExecutor
 
-import llvmlite.binding as llvm
-from llvmlite import ir
-from numba import get_num_threads, njit, types
-from numba.extending import intrinsic
+from numba import config, get_num_threads
 
 from onnxkit.kernels.cpu._blas import AVAILABLE
 
-DEFAULT_MIN_PARALLEL = 1 << 15  # values: a parallel region costs more below this
-_MIN_PARALLEL = ctypes.c_int64(int(os.environ.get("ONNXKIT_CPU_MIN_PARALLEL",
-                                                  DEFAULT_MIN_PARALLEL)))
-_SYMBOL = "onnxkit_cpu_min_parallel"
-llvm.add_symbol(_SYMBOL, ctypes.addressof(_MIN_PARALLEL))
+DEFAULT_MIN_PARALLEL = 1 << 15  # values: handing work to another thread costs more below
+_MIN_PARALLEL = [int(os.environ.get("ONNXKIT_CPU_MIN_PARALLEL", DEFAULT_MIN_PARALLEL))]
 if not AVAILABLE:  # numpy's matmul keeps its own threads: the kernels stay on one
-    _MIN_PARALLEL.value = 1 << 62
-get_num_threads()  # starts Numba's pool: its entry points are linked by name
+    _MIN_PARALLEL[0] = 1 << 62
+_POOL: list = [None, None]  # [executor, the process that made it]
 
 
 def min_parallel() -> int:
-    return _MIN_PARALLEL.value
+    return _MIN_PARALLEL[0]
 
 
 def set_min_parallel(values: int) -> None:
     """Kernels touching fewer than ``values`` values run on one thread from now on."""
     if AVAILABLE:
-        _MIN_PARALLEL.value = max(0, int(values))
+        _MIN_PARALLEL[0] = max(0, int(values))
+        _C_MIN.value = _MIN_PARALLEL[0]  # TEMPORARY: the prange split's copy
 
 
 def threads() -> int:
     """The threads a kernel called from this Python thread splits its work into."""
     return get_num_threads() if AVAILABLE else 1
+
+
+def _pool() -> ThreadPoolExecutor:
+    """The worker threads (made on first use, made again in a forked child)."""
+    if _POOL[0] is None or _POOL[1] != os.getpid():
+        _POOL[0] = ThreadPoolExecutor(max(1, config.NUMBA_NUM_THREADS - 1),
+                                      thread_name_prefix="onnxkit-cpu")
+        _POOL[1] = os.getpid()
+    return _POOL[0]
+
+
+def parts_of(items: int, elements: int) -> tuple[int, int]:
+    """(parts, items per part) for work over ``items`` touching ``elements`` values: one
+    part per thread of the caller, or one for small work. Part p covers
+    [p * per, min(items, (p + 1) * per)); no part is empty."""
+    if elements < _MIN_PARALLEL[0] or items <= 1:
+        return 1, items
+    per = -(-items // max(1, min(threads(), items)))
+    return -(-items // per), per
+
+
+def run_parts(kernel, items: int, elements: int, *args) -> None:
+    """``kernel(*args, lo, hi)`` over [0, items) in ``parts_of(items, elements)`` parts at
+    once; ``kernel`` is a compiled serial function that releases the GIL (``nogil``)."""
+    parts, per = parts_of(items, elements)
+    if parts == 1:
+        kernel(*args, 0, items)
+        return
+    pool = _pool()
+    rest = [pool.submit(kernel, *args, p * per, min(items, (p + 1) * per))
+            for p in range(1, parts)]
+    try:
+        kernel(*args, 0, per)
+    finally:
+        for future in rest:
+            future.result()
+
+
+def blas_info() -> list[dict]:
+    """One entry per BLAS library loaded in this process (name, version, core, threads);
+    ``numpy`` marks numpy's own (the products call ``_blas.LIBRARY``: oneMKL where
+    installed). A machine that forces an older OpenBLAS core (``OPENBLAS_CORETYPE``, e.g.
+    Haswell on an AVX-512 CPU) runs its sgemm at half speed."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
+        return []
+    rows = []
+    for info in threadpool_info():
+        if info.get("user_api") != "blas":
+            continue
+        path = info.get("filepath", "")
+        rows.append({"library": os.path.basename(path), "numpy": "numpy" in path,
+                     "api": info.get("internal_api"), "version": info.get("version"),
+                     "core": info.get("architecture"), "threads": info.get("num_threads"),
+                     "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE", "")})
+    return rows
+
+
+# --- TEMPORARY (removed once every kernel calls run_parts): the prange split ---
+import ctypes  # noqa: E402
+
+import llvmlite.binding as llvm  # noqa: E402
+from llvmlite import ir  # noqa: E402
+from numba import njit, types  # noqa: E402
+from numba.extending import intrinsic  # noqa: E402
+
+_C_MIN = ctypes.c_int64(_MIN_PARALLEL[0])
+_SYMBOL = "onnxkit_cpu_min_parallel"
+llvm.add_symbol(_SYMBOL, ctypes.addressof(_C_MIN))
 
 
 @intrinsic
@@ -97,22 +165,3 @@ def split(items, elements):
     return parts, (items + parts - 1) // parts
 
 
-def blas_info() -> list[dict]:
-    """One entry per BLAS library loaded in this process (name, version, core, threads);
-    ``numpy`` marks numpy's own (the products call ``_blas.LIBRARY``: oneMKL where
-    installed). A machine that forces an older OpenBLAS core (``OPENBLAS_CORETYPE``, e.g.
-    Haswell on an AVX-512 CPU) runs its sgemm at half speed."""
-    try:
-        from threadpoolctl import threadpool_info
-    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
-        return []
-    rows = []
-    for info in threadpool_info():
-        if info.get("user_api") != "blas":
-            continue
-        path = info.get("filepath", "")
-        rows.append({"library": os.path.basename(path), "numpy": "numpy" in path,
-                     "api": info.get("internal_api"), "version": info.get("version"),
-                     "core": info.get("architecture"), "threads": info.get("num_threads"),
-                     "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE", "")})
-    return rows
