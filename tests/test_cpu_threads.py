@@ -133,23 +133,29 @@ def test_a_run_ending_leaves_blas_on_one_thread_for_a_run_still_going():
 def test_one_compiled_kernel_serves_every_thread_setting():
     """The thread count and the small-work threshold are read when a kernel runs: changing
     them compiles nothing new (one kernel cache for every setting), and every setting
-    gives the same values."""
+    gives the same values, bit for bit (parts write disjoint outputs)."""
     from numba import get_num_threads, set_num_threads
 
-    from onnxkit.kernels.cpu import _threads, activations
+    from onnxkit.kernels.cpu import _threads, activations, softmax
+    from tests.cpu_signatures import added_since, kernel_signatures
 
     x = np.random.default_rng(3).standard_normal((64, 1024)).astype(np.float32)
-    want = np.maximum(x, 0)
+    e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
+    cases = {"relu": (activations.relu, np.maximum(x, 0), 0),
+             "softmax": (softmax.softmax, e / e.sum(axis=1, keepdims=True), 1e-6)}
+    first = {name: kernel(x) for name, (kernel, _, _) in cases.items()}  # compiled here
+    before = kernel_signatures()
     threads, least = get_num_threads(), _threads.min_parallel()
-    signatures = []
     try:
-        for n in sorted({1, threads}):
+        for n in sorted({1, 2, threads}):
             for values in (1, 1 << 15, 1 << 40):
-                set_num_threads(n)
+                set_num_threads(min(n, threads))
                 _threads.set_min_parallel(values)
-                np.testing.assert_array_equal(activations.relu(x), want)
-                signatures.append(len(activations.apply_flat.signatures))
+                for name, (kernel, want, tol) in cases.items():
+                    got = kernel(x)
+                    np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=name)
+                    np.testing.assert_array_equal(got, first[name], err_msg=name)
     finally:
         set_num_threads(threads)
         _threads.set_min_parallel(least)
-    assert len(set(signatures)) == 1
+    assert not added_since(before)

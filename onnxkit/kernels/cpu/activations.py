@@ -3,10 +3,11 @@
     Y[i] = f(X[i])    f: Relu, LeakyRelu, Clip, HardSigmoid, HardSwish, Gelu, Erf,
                          Sigmoid, Tanh, Swish
 
-The formulas are ``onnxkit.kernels.cpu._math.activate``; Gelu and Erf use its float32
-rational erf, so they run here for float32 only (float64 and the rest: reference).
-Sigmoid, Tanh and Swish use its vectorizable exp (float32 and float64), and
-``activate_in_place`` applies them after a fused kernel (``_math.separate_code``).
+The formulas are ``onnxkit.kernels.cpu._math.activate`` (Gelu and Erf: its float32
+rational erf; Sigmoid, Tanh and Swish: its vectorizable exp), for float32 (``COMPILED``;
+other dtypes run the reference kernel). ``activate_in_place`` applies Sigmoid, Tanh and
+Swish after a fused kernel (``_math.separate_code``). The range is shared among the
+threads (``_threads.run_parts``).
 https://onnx.ai/onnx/operators/onnx__Relu.html  https://onnx.ai/onnx/operators/onnx__Clip.html
 https://onnx.ai/onnx/operators/onnx__Gelu.html  https://onnx.ai/onnx/operators/onnx__Erf.html
 """
@@ -14,13 +15,14 @@ https://onnx.ai/onnx/operators/onnx__Gelu.html  https://onnx.ai/onnx/operators/o
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty, read_only
+from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.kernels.cpu._math import (CLIP, ERF, FASTMATH, GELU, HARD_SIGMOID, HARD_SWISH,
                                        LEAKY_RELU, RELU, SIGMOID, SWISH, TANH, activate)
-from onnxkit.kernels.cpu._threads import min_parallel, split
+from onnxkit.kernels.cpu._threads import min_parallel, run_parts
 from onnxkit.ops.fused.gelu import gelu as reference_onnxkit_gelu
 from onnxkit.ops.math import clip as ref_clip
 from onnxkit.ops.math import gelu as ref_gelu
@@ -30,57 +32,40 @@ from onnxkit.ops.math import trig as ref_trig
 from onnxkit.ops.math import unary as ref_unary
 from onnxkit.ops.registry import op
 
-FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-FLOAT32 = (np.dtype(np.float32),)
 
-
-@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
 def _apply_range(x, code, p0, p1, y, lo, hi):
     """y[i] = activate(x[i]) for lo <= i < hi; compiled per activation (its code's class),
-    one loop that vectorizes (over slices: an index from ``range(lo, hi)`` might be
-    negative, and Numba's wraparound check on it kept the loops scalar, 9x slower)."""
+    one loop that vectorizes (over slices: Numba's wraparound check on an index from
+    ``range(lo, hi)``, which might be negative, kept the loop scalar; ``docs/cpu.md``)."""
     x, y = x[lo:hi], y[lo:hi]
     for i in range(x.size):
         y[i] = activate(x[i], code, p0, p1)
 
 
-@njit(cache=True, parallel=True)
 def apply_flat(x, code, p0, p1, y):
     """y[i] = activate(x[i]), the range shared among the threads."""
-    n = x.size
-    parts, per = split(n, n)
-    if parts == 1:  # small work: no parallel region
-        _apply_range(x, code, p0, p1, y, parts - 1, n)
-        return
-    for p in prange(parts):
-        _apply_range(x, code, p0, p1, y, p * per, min(n, (p + 1) * per))
+    run_parts(_apply_range, x.size, x.size, x, code, p0, p1, y)
 
 
-@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
 def _in_place_range(y, code, p0, p1, lo, hi):
     """y[i] = f(y[i]) for lo <= i < hi, f one of ``_math.separate_code``'s. One array, not
-    ``_apply_range(y, ..., y)``: with two that overlap, LLVM's runtime overlap check sent
-    the loop to its scalar version (1.2M values: 2.1 ms instead of 0.25)."""
+    ``_apply_range(y, ..., y)``: with two that may overlap, LLVM's runtime overlap check
+    sent the loop to its scalar version (``docs/cpu.md``)."""
     y = y[lo:hi]
     for i in range(y.size):
         y[i] = activate(y[i], code, p0, p1)
 
 
-@njit(cache=True, parallel=True)
 def in_place_flat(y, code, p0, p1):
     """y[i] = f(y[i]), the range shared among the threads."""
-    n = y.size
-    parts, per = split(n, n)
-    if parts == 1:  # small work: no parallel region
-        _in_place_range(y, code, p0, p1, parts - 1, n)
-        return
-    for p in prange(parts):
-        _in_place_range(y, code, p0, p1, p * per, min(n, (p + 1) * per))
+    run_parts(_in_place_range, y.size, y.size, y, code, p0, p1)
 
 
-def elementwise(X, code, p0=0.0, p1=0.0, dtypes=FLOATS):
+def elementwise(X, code, p0=0.0, p1=0.0):
     """f(X) into a reused buffer, or None when X's dtype is left to the reference."""
-    if not isinstance(X, np.ndarray) or X.dtype not in dtypes or X.size == 0:
+    if not isinstance(X, np.ndarray) or X.dtype not in COMPILED or X.size == 0:
         return None
     Y = empty(X.shape, X.dtype)
     t = X.dtype.type
@@ -107,7 +92,7 @@ def _or(Y, fallback):
 #: below this many values (and the parallel threshold) Relu is numpy's maximum: the
 #: Numba call costs more than the work
 TINY = 1024
-_ZERO = {dtype: np.zeros((), dtype) for dtype in FLOATS}
+_ZERO = {dtype: np.zeros((), dtype) for dtype in COMPILED}
 
 
 @op("Relu", 6, 13, 14, registry=CPU)
@@ -141,30 +126,30 @@ def clip_attributes(input_, *, min=-3.4028234663852886e38, max=3.402823466385288
 
 @op("HardSigmoid", 6, 22, registry=CPU)
 def hard_sigmoid(X, *, alpha=0.2, beta=0.5):
-    return _or(elementwise(X, HARD_SIGMOID, alpha, beta, FLOAT32),
+    return _or(elementwise(X, HARD_SIGMOID, alpha, beta),
                lambda: ref_sigmoid.hard_sigmoid(X, alpha=alpha, beta=beta))
 
 
 @op("HardSwish", 14, 22, registry=CPU)
 def hard_swish(X):
-    return _or(elementwise(X, HARD_SWISH, dtypes=FLOAT32), lambda: ref_sigmoid.hard_swish(X))
+    return _or(elementwise(X, HARD_SWISH), lambda: ref_sigmoid.hard_swish(X))
 
 
 @op("Gelu", 20, registry=CPU)
 def gelu(X, *, approximate="none"):
-    Y = elementwise(X, GELU, dtypes=FLOAT32) if approximate == "none" else None
+    Y = elementwise(X, GELU) if approximate == "none" else None
     return _or(Y, lambda: ref_gelu.gelu(X, approximate=approximate))
 
 
 @op("Gelu", 1, domain="onnxkit", registry=CPU)
 def onnxkit_gelu(X, *, approximate="none"):
-    Y = elementwise(X, GELU, dtypes=FLOAT32) if approximate == "none" else None
+    Y = elementwise(X, GELU) if approximate == "none" else None
     return _or(Y, lambda: reference_onnxkit_gelu(X, approximate=approximate))
 
 
 @op("Erf", 9, 13, registry=CPU)
 def erf(X):
-    return _or(elementwise(X, ERF, dtypes=FLOAT32), lambda: ref_unary.erf(X))
+    return _or(elementwise(X, ERF), lambda: ref_unary.erf(X))
 
 
 @op("Sigmoid", 6, 13, registry=CPU)
