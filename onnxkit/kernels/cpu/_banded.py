@@ -21,12 +21,12 @@ keeps the whole-image product. The host side (scratch, phases, one call per imag
 
 from __future__ import annotations
 
-from numba import njit, prange
+from numba import njit
 
 from onnxkit.kernels.cpu._blas import AVAILABLE, NO_TRANS, gemm_call
 from onnxkit.kernels.cpu._im2col import im2col_rows
 from onnxkit.kernels.cpu._math import finish
-from onnxkit.kernels.cpu._threads import split, threads
+from onnxkit.kernels.cpu._threads import parts_of, run_split, threads
 
 BAND_COLUMNS = 1024  # output pixels per band, about: narrower bands run slower products
 MAX_BAND_BYTES = 1 << 20  # of im2col columns per band, at most
@@ -55,28 +55,31 @@ def scratch_shape(k: int, ow: int, rows: int, oh: int) -> tuple[int, int]:
     return max(1, min(threads(), bands)), k * rows * ow
 
 
-@njit(cache=True, parallel=True)
 def banded_conv(x, xp, w, bias, z, has_z, code, p0, p1, y, scratch, kh, kw, sh, sw, dh, dw,
                 pt, pl, rows, lib):
     """One image: x (C, H, W) -> y (M, OH, OW), ``rows`` output rows per band.
 
     ``w`` (M, K) contiguous; ``xp``: ``phases(x, sw)`` when sw > 1; ``z`` (M, OH, OW)
     when ``has_z``; ``scratch`` (parts, K * rows * OW): part p's band buffer; ``lib``:
-    the BLAS library of the products (``_blas.CHOICES``).
+    the BLAS library of the products (``_blas.CHOICES``). The bands are shared among
+    ``parts`` threads.
     """
-    oh_n = y.shape[1]
-    bands = (oh_n + rows - 1) // rows
+    bands = -(-y.shape[1] // rows)
     parts = scratch.shape[0]
-    per = (bands + parts - 1) // parts
-    if parts == 1:  # small work: no parallel region
-        for b in range(bands):
-            _band(x, xp, w, bias, z, has_z, code, p0, p1, y, scratch[0], kh, kw, sh, sw, dh,
-                  dw, pt, pl, b * rows, min(oh_n, (b + 1) * rows), lib)
-        return
-    for p in prange(parts):
-        for b in range(p * per, min(bands, (p + 1) * per)):
-            _band(x, xp, w, bias, z, has_z, code, p0, p1, y, scratch[p], kh, kw, sh, sw, dh,
-                  dw, pt, pl, b * rows, min(oh_n, (b + 1) * rows), lib)
+    per = -(-bands // parts)
+    run_split(_bands, bands, parts, per, x, xp, w, bias, z, has_z, code, p0, p1, y, scratch,
+              kh, kw, sh, sw, dh, dw, pt, pl, rows, per, lib)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _bands(x, xp, w, bias, z, has_z, code, p0, p1, y, scratch, kh, kw, sh, sw, dh, dw, pt, pl,
+           rows, per, lib, lo, hi):
+    """Bands lo .. hi - 1 (part lo // per: its own scratch row)."""
+    oh_n = y.shape[1]
+    buf = scratch[lo // per]
+    for b in range(lo, hi):
+        _band(x, xp, w, bias, z, has_z, code, p0, p1, y, buf, kh, kw, sh, sw, dh, dw, pt, pl,
+              b * rows, min(oh_n, (b + 1) * rows), lib)
 
 
 @njit(cache=True, error_model="numpy")
@@ -87,8 +90,8 @@ def _band(x, xp, w, bias, z, has_z, code, p0, p1, y, buf, kh, kw, sh, sw, dh, dw
     oh_n, ow_n = y.shape[1], y.shape[2]
     n = (r_hi - r_lo) * ow_n
     cols = buf[:k * n].reshape(k, n)
-    im2col_rows(x, xp, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh_n, ow_n, 0, x.shape[0], r_lo,
-                r_hi)
+    im2col_rows(x, xp, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh_n, ow_n, r_lo, r_hi, 0,
+                x.shape[0])
     size = y.itemsize
     flat = y.reshape(m, oh_n * ow_n)
     gemm_call(NO_TRANS, NO_TRANS, m, n, k, w.ctypes.data, k, cols.ctypes.data, n,
@@ -130,26 +133,33 @@ def pointwise_width(m: int, pixels: int, itemsize: int) -> int:
     return min(width, pixels)
 
 
-@njit(cache=True, parallel=True)
 def pointwise_bands(x, w, bias, z, has_z, code, p0, p1, y, width, lib):
     """One image of a pointwise layer: y (M, P) = act(w (M, K) @ x (K, P) + bias + z) by
     bands of ``width`` columns, each band's product followed by its epilogue while it is
     in cache (the whole-image path writes the product, then reads it again). The bands
-    are shared among the threads; ``lib``: the BLAS library (``_blas.CHOICES``)."""
+    are shared among the threads (small work: one product); ``lib``: the BLAS library
+    (``_blas.CHOICES``)."""
     pixels = x.shape[1]
-    bands = (pixels + width - 1) // width
-    parts, per = split(bands, x.size + y.size)
-    if parts == 1:  # one band, or small work: no parallel region
-        _pointwise_band(x, w, bias, z, has_z, code, p0, p1, y, parts - 1, pixels, lib)
+    bands = -(-pixels // width)
+    parts, per = parts_of(bands, x.size + y.size)
+    if parts == 1:  # one band, or small work: one product
+        _pointwise_part(x, w, bias, z, has_z, code, p0, p1, y, pixels, lib, 0, 1)
         return
-    for p in prange(parts):
-        for b in range(p * per, min(bands, (p + 1) * per)):
-            _pointwise_band(x, w, bias, z, has_z, code, p0, p1, y, b * width,
-                            min(pixels, (b + 1) * width), lib)
+    run_split(_pointwise_part, bands, parts, per, x, w, bias, z, has_z, code, p0, p1, y, width,
+              lib)
 
 
-@njit(cache=True, error_model="numpy")
-def _pointwise_band(x, w, bias, z, has_z, code, p0, p1, y, lo, hi, lib):
+@njit(cache=True, nogil=True, error_model="numpy")
+def _pointwise_part(x, w, bias, z, has_z, code, p0, p1, y, width, lib, lo, hi):
+    """Bands lo .. hi - 1 of ``pointwise_bands``."""
+    pixels = x.shape[1]
+    for b in range(lo, hi):
+        _pointwise_band(x, w, bias, z, has_z, code, p0, p1, y, lib, b * width,
+                        min(pixels, (b + 1) * width))
+
+
+@njit(error_model="numpy")
+def _pointwise_band(x, w, bias, z, has_z, code, p0, p1, y, lib, lo, hi):
     """Columns lo .. hi - 1: one product reading x's columns in place (leading dimension
     P), then bias, residual and activation on them."""
     m, k = w.shape

@@ -1,18 +1,18 @@
-"""Matrix products on the Numba threads: oneMKL or numpy's OpenBLAS, one
+"""Matrix products on the kernels' threads: oneMKL or numpy's OpenBLAS, one
 single-threaded call per part.
 
     matmul(a, b, out)        out = a @ b: 2-D, or 3-D batches (b may be one 2-D matrix)
         2-D:      split along the columns of ``out`` (or its rows, when it is narrow)
-                  into one part per Numba thread, each part one ``cblas_?gemm`` call
+                  into one part per thread, each part one ``cblas_?gemm`` call
                   (``cblas_?gemv`` for a product of one row: a classifier at batch 1)
         batches:  the batch's products shared among the threads, one call each
     with_library(key, run)   run(lib) with the library this product shape runs on
 
 Why a pool of our own: BLAS keeps worker threads that spin for a while after each
-product, and a Numba parallel region started then finds its cores busy. So during a run
-BLAS is set to one thread (``onnxkit.runtime.blas_threads``) and ``matmul`` calls
-``cblas_sgemm`` / ``cblas_dgemm`` from a ``prange`` over the parts: one pool, Numba's,
-which the memory-bound kernels use too.
+product, and kernels started then find their cores busy. So during a run BLAS is set
+to one thread (``onnxkit.runtime.blas_threads``) and ``matmul`` calls ``cblas_sgemm`` /
+``cblas_dgemm`` once per part, the parts on ``_threads.run_split``'s pool, which the
+memory-bound kernels use too.
 
 Which BLAS: oneMKL's single dynamic library (``libmkl_rt``, from the ``mkl`` wheel, a
 dependency on Linux x86-64), set to its sequential layer, and numpy's own OpenBLAS
@@ -31,10 +31,11 @@ from __future__ import annotations
 from functools import partial
 
 import numpy as np
-from numba import get_num_threads, njit, prange, types
+from numba import njit, types
 
 from onnxkit.kernels.cpu._blas_libraries import (  # noqa: F401 (CHOICES ... for callers)
     _GET, _SET, AVAILABLE, CHOICES, ILP64, LIBRARIES, LIBRARY, NO_TRANS, ROW_MAJOR, TRANS)
+from onnxkit.kernels.cpu._threads import run_parts, run_split, threads
 from onnxkit.kernels.cpu._tuning import chosen, pick, tuning
 
 MIN_PART_COLUMNS = 128  # a 2-D product is split by columns only if each part gets this many
@@ -50,8 +51,7 @@ MIN_SPLIT_MACS = 1 << 21  # a product with fewer multiply-adds runs as one call 
 MIN_SPLIT_WEIGHTS = 1 << 18  # ... unless its right operand is this big (a classifier's
 # 1 x 1280 x 1000 product reads 5 MB: bound by memory, it takes both cores)
 # From this many multiply-adds up to MIN_SPLIT_MACS, with tuning on, the first product of
-# a shape times one call against a split (SqueezeNet's 3x3 layers at 64x64, 2 threads on
-# the AMD VM: 64 x 144 x 225 50 -> 31 us, 256 x 576 x 9 64 -> 23 us)
+# a shape times one call against a split (docs/cpu.md)
 MIN_TIMED_SPLIT = 1 << 18
 
 
@@ -118,19 +118,15 @@ def split_by_columns(m: int, n: int, parts: int) -> bool:
 
     Rows first: each thread writes one contiguous block of C, as the epilogue after it
     shares the rows (``_epilogue.finish_rows``); split by columns, every row of C is
-    half one thread's and half the other's. On the 2-core VM with oneMKL, rows ran
-    4-18% faster for M >= 96 (512 x 128 x 784: 259 against 278 us; 1024 x 256 x 196:
-    293 against 358) and columns 7-45% faster for M <= 64 (24 x 144 x 3136: 82 against
-    118 us); in the benchmark's models, BERT-mini 4% faster, the others within 1%.
+    half one thread's and half the other's. Columns win for short C (docs/cpu.md).
     """
     if m >= parts * ROWS_FIRST:
         return False
     return n >= parts * MIN_PART_COLUMNS or m < parts * MIN_PART_ROWS
 
 
-@njit(parallel=True, cache=True)
 def gemm_parts(a, ta, lda, b, tb, ldb, c, ldc, m, n, k, size, parts, by_columns, lib):
-    """C (m, n) = op(A) @ op(B) in ``parts`` calls, by columns or by rows of C
+    """C (m, n) = op(A) @ op(B) in ``parts`` calls at once, by columns or by rows of C
     (``split_by_columns``); one row (m = 1) by matrix-vector products (``gemv_call``).
 
     ``a``, ``b``, ``c``: addresses of the matrices as they lie (row-major, leading
@@ -140,41 +136,47 @@ def gemm_parts(a, ta, lda, b, tb, ldb, c, ldc, m, n, k, size, parts, by_columns,
     of a row split, rows of C from the same rows of op(A). Addresses, not arrays: one
     compiled signature serves every layout. ``lib``: which of ``CHOICES`` computes.
     """
-    if parts == 1:  # small product: no parallel region
-        if m == 1:
-            gemv_call(ta, tb, n, k, a, lda, b, ldb, c, size == 4, lib)
-        else:
-            gemm_call(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, size == 4, lib)
-        return
+    if parts == 1:  # one call: the columns, all of them
+        by_columns = True
     total = n if by_columns else m
     per = (total + parts - 1) // parts
     if m == 1:  # parts of whole blocks of GEMV_ROWS (see there)
         per = (per + GEMV_ROWS - 1) // GEMV_ROWS * GEMV_ROWS
-    for p in prange(parts):
-        lo = p * per
-        hi = min(total, lo + per)
-        if hi <= lo:
-            continue
-        if by_columns:  # columns lo.. of op(B): row lo of the stored B^T, or its column lo
-            step = ldb * size if tb == TRANS else size
-            if m == 1:
-                gemv_call(ta, tb, hi - lo, k, a, lda, b + lo * step, ldb, c + lo * size,
-                          size == 4, lib)
-                continue
-            gemm_call(ta, tb, m, hi - lo, k, a, lda, b + lo * step, ldb, c + lo * size, ldc,
+    run_split(_gemm_range, total, parts, per, a, ta, lda, b, tb, ldb, c, ldc, m, n, k, size,
+              by_columns, lib)
+
+
+@njit(cache=True, nogil=True)
+def _gemm_range(a, ta, lda, b, tb, ldb, c, ldc, m, n, k, size, by_columns, lib, lo, hi):
+    """Columns (or rows) lo .. hi - 1 of ``gemm_parts``'s C, one library call."""
+    if hi <= lo:
+        return
+    if by_columns:  # columns lo.. of op(B): row lo of the stored B^T, or its column lo
+        step = ldb * size if tb == TRANS else size
+        if m == 1:
+            gemv_call(ta, tb, hi - lo, k, a, lda, b + lo * step, ldb, c + lo * size,
                       size == 4, lib)
-        else:  # rows lo.. of op(A): column lo of the stored A^T, or its row lo
-            step = size if ta == TRANS else lda * size
-            gemm_call(ta, tb, hi - lo, n, k, a + lo * step, lda, b, ldb, c + lo * ldc * size,
-                      ldc, size == 4, lib)
+            return
+        gemm_call(ta, tb, m, hi - lo, k, a, lda, b + lo * step, ldb, c + lo * size, ldc,
+                  size == 4, lib)
+    else:  # rows lo.. of op(A): column lo of the stored A^T, or its row lo
+        step = size if ta == TRANS else lda * size
+        gemm_call(ta, tb, hi - lo, n, k, a + lo * step, lda, b, ldb, c + lo * ldc * size,
+                  ldc, size == 4, lib)
 
 
-@njit(parallel=True, cache=True)
 def gemm_batch(a, ta, lda, sa, b, tb, ldb, sb, c, ldc, sc, batch, m, n, k, size, lib):
     """C[i] = op(A[i]) @ op(B[i]) for i < batch, the products shared among the threads;
     ``sa``, ``sb``, ``sc``: the byte steps from one matrix to the next (0: one matrix
-    for the whole batch)."""
-    for i in prange(batch):
+    for the whole batch). The work counted for the split is the multiply-adds / 64
+    (``MIN_SPLIT_MACS`` is then ``_threads.DEFAULT_MIN_PARALLEL``)."""
+    run_parts(_gemm_batch_range, batch, (batch * m * n * k) >> 6, a, ta, lda, sa, b, tb, ldb,
+              sb, c, ldc, sc, m, n, k, size, lib)
+
+
+@njit(cache=True, nogil=True)
+def _gemm_batch_range(a, ta, lda, sa, b, tb, ldb, sb, c, ldc, sc, m, n, k, size, lib, lo, hi):
+    for i in range(lo, hi):
         gemm_call(ta, tb, m, n, k, a + i * sa, lda, b + i * sb, ldb, c + i * sc, ldc, size == 4,
                   lib)
 
@@ -219,13 +221,13 @@ def _blas_ready(a, b, out) -> bool:
 
 @njit(cache=True)
 def _address(x):
-    """The address of x's first element: 0.15 us a call, where ``__array_interface__``
-    (a new dict each time) took 1.1 and a product needs three."""
+    """The address of x's first element, cheaper than ``__array_interface__`` (a new
+    dict each time; a product needs three)."""
     return x.ctypes.data
 
 
 def matmul(a, b, out):
-    """``np.matmul(a, b, out=out)`` with the products on the Numba threads (see above).
+    """``np.matmul(a, b, out=out)`` with the products on the kernels' threads (see above).
     A batch of one is the 2-D product, which is split among the threads (a one-group
     convolution's (1, M, K) @ (1, K, P))."""
     if out.ndim == 3 and out.shape[0] == 1 and a.ndim in (2, 3) and b.ndim in (2, 3):
@@ -237,7 +239,7 @@ def matmul(a, b, out):
         if la is not None and lb is not None:
             m, n, k = out.shape[0], out.shape[1], a.shape[1]
             big = m * n * k >= MIN_SPLIT_MACS or n * k >= MIN_SPLIT_WEIGHTS
-            threads = get_num_threads()
+            count = threads()
             base = (_address(a), la[0], la[1], _address(b), lb[0], lb[1], _address(out),
                     out.strides[0] // size, m, n, k, size)
 
@@ -246,11 +248,11 @@ def matmul(a, b, out):
                 with_library(("gemm", m, n, k, la[0], lb[0], size) + args[-2:],
                              lambda lib: gemm_parts(*args, lib))
 
-            if big or threads == 1 or m * n * k < MIN_TIMED_SPLIT:
-                product(threads if big else 1)
+            if big or count == 1 or m * n * k < MIN_TIMED_SPLIT:
+                product(count if big else 1)
             else:  # mid-size: one call or a split, whichever ran faster here
                 pick(("product split", m, n, k, la[0], lb[0], size),
-                     {"one call": partial(product, 1), "split": partial(product, threads)},
+                     {"one call": partial(product, 1), "split": partial(product, count)},
                      "one call")
             return out
     elif out.ndim == 3 and a.ndim in (2, 3) and b.ndim in (2, 3) and _blas_ready(a, b, out):

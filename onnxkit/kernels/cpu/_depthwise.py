@@ -29,14 +29,14 @@ https://onnx.ai/onnx/operators/onnx__Conv.html
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from onnxkit.kernels.cpu._depthwise_3x3 import (direct_kind, finish_plane, nine_taps,
                                                 planes_3x3, rows_out)
 from onnxkit.kernels.cpu._im2col import (column_phase_ranges, phase_index, split_columns,
                                           valid_range)
 from onnxkit.kernels.cpu._math import FASTMATH, finish
-from onnxkit.kernels.cpu._threads import split
+from onnxkit.kernels.cpu._threads import run_parts
 from onnxkit.kernels.indexing import conv_input_coord, for_cpu, window_start
 
 _coord = for_cpu(conv_input_coord)
@@ -110,25 +110,17 @@ def _taps_3x3(acc, q, wk, dh, dw, sh, sw, wq, span):
                _view(q, 2, 1, dh, dw, sh, sw, wq, span), _view(q, 2, 2, dh, dw, sh, sw, wq, span))
 
 
-@njit(cache=True, parallel=True)
 def depthwise_conv(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1, y):
     """x (N, C, H, W), w (M, 1, KH, KW), M = C * mult, into y (N, M, OH, OW).
 
     The (image, channel) planes are shared among the threads in runs, each with its own
     scratch planes.
     """
-    planes = x.shape[0] * x.shape[1]
-    parts, per = split(planes, x.size + y.size)
-    if parts == 1:  # small work: no parallel region
-        _depthwise_planes(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1, y,
-                          parts - 1, planes)
-        return
-    for p in prange(parts):
-        _depthwise_planes(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1, y,
-                          p * per, min(planes, (p + 1) * per))
+    run_parts(_depthwise_planes, x.shape[0] * x.shape[1], x.size + y.size, x, w, bias, z, has_z,
+              sh, sw, dh, dw, pt, pl, code, p0, p1, y)
 
 
-@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
 def _depthwise_planes(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1, y, lo, hi):
     """``depthwise_conv`` for the planes lo .. hi - 1 (plane = n * C + c)."""
     batch, channels, height, width = x.shape
@@ -159,7 +151,6 @@ def _depthwise_planes(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1
             finish_plane(out, bias[m], z, n, m, has_z, code, p0, p1)
 
 
-@njit(cache=True, parallel=True)
 def depthwise_conv_nhwc(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1, y):
     """Channels-last, for small planes: x (H, W, C), w (KH, KW, C), y (OH, OW, C).
 
@@ -167,18 +158,11 @@ def depthwise_conv_nhwc(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, 
     the planar kernel would pay its per-channel setup on planes of a few dozen pixels.
     The output rows are shared among the threads.
     """
-    rows = y.shape[0]
-    parts, per = split(rows, x.size + y.size)
-    if parts == 1:  # small work: no parallel region
-        _nhwc_rows(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1, y, parts - 1,
-                   rows)
-        return
-    for p in prange(parts):
-        _nhwc_rows(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1, y, p * per,
-                   min(rows, (p + 1) * per))
+    run_parts(_nhwc_rows, y.shape[0], x.size + y.size, x, w, bias, z, has_z, sh, sw, dh, dw, pt,
+              pl, code, p0, p1, y)
 
 
-@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
 def _nhwc_rows(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1, y, lo, hi):
     height, width, channels = x.shape
     kh, kw = w.shape[0], w.shape[1]

@@ -12,17 +12,18 @@ one read and one write instead of one of each per operator.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from onnxkit.kernels.cpu._buffers import read_only
+from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.kernels.cpu._math import (FASTMATH, NONE, finish_rows_bias, finish_rows_vector,
                                        split_activation)
-from onnxkit.kernels.cpu._threads import split
+from onnxkit.kernels.cpu._threads import run_parts
 from onnxkit.kernels.cpu.activations import activate_in_place
 from onnxkit.ops.fused._common import activate as reference_activate
 
 #: a missing residual as the kernels take it: (1, 1) zeros, read-only, by dtype
-NO_MATRIX = {np.dtype(t): read_only(np.zeros((1, 1), t)) for t in (np.float32, np.float64)}
+NO_MATRIX = {t: read_only(np.zeros((1, 1), t)) for t in COMPILED}
 
 
 def residual_rows(Z4, i, m, pixels, dtype):
@@ -30,40 +31,27 @@ def residual_rows(Z4, i, m, pixels, dtype):
     if Z4 is None:
         return NO_MATRIX[dtype]
     return read_only(np.ascontiguousarray(Z4[i]).reshape(m, pixels))
-_NO_VECTOR = {t: read_only(np.zeros(1, t)) for t in (np.float32, np.float64)}
+_NO_VECTOR = {t.type: read_only(np.zeros(1, t)) for t in COMPILED}
 
 
-@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
 def _finish_rows(y, bias, z, has_z, code, p0, p1, lo, hi):
     finish_rows_bias(y, bias, z, has_z, lo, hi, code, p0, p1)
 
 
-@njit(cache=True, parallel=True)
 def finish_rows(y, bias, z, has_z, code, p0, p1):
     """y[r, :] = act(y[r, :] + bias[r % len(bias)] + z[r, :])  (z optional), the rows
     shared among the threads."""
-    parts, per = split(y.shape[0], y.size)
-    if parts == 1:  # small work: no parallel region
-        _finish_rows(y, bias, z, has_z, code, p0, p1, parts - 1, y.shape[0])
-        return
-    for p in prange(parts):
-        _finish_rows(y, bias, z, has_z, code, p0, p1, p * per, min(y.shape[0], (p + 1) * per))
+    run_parts(_finish_rows, y.shape[0], y.size, y, bias, z, has_z, code, p0, p1)
 
 
-@njit(cache=True, parallel=True)
 def finish_cols(y, bias, z, has_bias, has_z, code, p0, p1):
     """y[r, i] = act(y[r, i] + bias[i] + z[r, i])  (bias, z optional), the rows shared
     among the threads."""
-    parts, per = split(y.shape[0], y.size)
-    if parts == 1:  # small work: no parallel region
-        _finish_cols(y, bias, z, has_bias, has_z, code, p0, p1, parts - 1, y.shape[0])
-        return
-    for p in prange(parts):
-        _finish_cols(y, bias, z, has_bias, has_z, code, p0, p1, p * per,
-                     min(y.shape[0], (p + 1) * per))
+    run_parts(_finish_cols, y.shape[0], y.size, y, bias, z, has_bias, has_z, code, p0, p1)
 
 
-@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
 def _finish_cols(y, bias, z, has_bias, has_z, code, p0, p1, lo, hi):
     if has_bias:
         finish_rows_vector(y, bias, z, has_z, lo, hi, code, p0, p1)

@@ -16,9 +16,9 @@ contiguous copy, then zeros on the |j*dw - pl| columns that wrapped around a row
 
 from __future__ import annotations
 
-from numba import njit, prange
+from numba import njit
 
-from onnxkit.kernels.cpu._threads import split
+from onnxkit.kernels.cpu._threads import run_parts
 from onnxkit.kernels.indexing import conv_input_coord, for_cpu, im2col_row, window_taps
 
 _coord = for_cpu(conv_input_coord)
@@ -105,22 +105,16 @@ def copy_run(dst, d0, src, s0, n):
         d[t] = s[t]
 
 
-@njit(cache=True, parallel=True)
 def phases(x, s, out):
     """x (P, H, W) -> out (P, H, s, ceil(W/s)): out[p, h, r, w] = x[p, h, w*s + r] (0 past W).
 
     With the column phases apart, a stride-s window tap reads a contiguous run. The
     planes are shared among the threads.
     """
-    parts, per = split(x.shape[0], x.size)
-    if parts == 1:  # small work: no parallel region
-        _phases(x, s, out, parts - 1, x.shape[0])
-        return
-    for part in prange(parts):
-        _phases(x, s, out, part * per, min(x.shape[0], (part + 1) * per))
+    run_parts(_phases, x.shape[0], x.size, x, s, out)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _phases(x, s, out, lo, hi):
     planes, height, width = x.shape
     wq = out.shape[3]
@@ -153,25 +147,18 @@ def phase_shape(shape, s):
     return (shape[0], shape[1], s, -(-shape[2] // s))
 
 
-@njit(cache=True, parallel=True)
 def im2col(x, xp, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh_n, ow_n):
     """x: (C, H, W) -> cols: (C * kh * kw, oh_n * ow_n), see the module docstring.
 
     ``xp`` is ``phases(x, sw)`` when sw > 1 (unused otherwise). The channels (each its
     own rows of ``cols``) are shared among the threads.
     """
-    parts, per = split(x.shape[0], cols.size)
-    if parts == 1:  # small work: no parallel region
-        im2col_rows(x, xp, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh_n, ow_n, parts - 1,
-                    x.shape[0], parts - 1, oh_n)
-        return
-    for p in prange(parts):
-        im2col_rows(x, xp, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh_n, ow_n, p * per,
-                    min(x.shape[0], (p + 1) * per), per - per, oh_n)
+    run_parts(im2col_rows, x.shape[0], cols.size, x, xp, cols, kh, kw, sh, sw, dh, dw, pt, pl,
+              oh_n, ow_n, 0, oh_n)
 
 
-@njit(cache=True, error_model="numpy")
-def im2col_rows(x, xp, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh_n, ow_n, lo, hi, r_lo, r_hi):
+@njit(cache=True, nogil=True, error_model="numpy")
+def im2col_rows(x, xp, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh_n, ow_n, r_lo, r_hi, lo, hi):
     """The rows of ``cols`` of channels lo .. hi - 1, for the output rows r_lo .. r_hi - 1
     only: ``cols`` has (r_hi - r_lo) * ow_n columns (a band, ``_banded``)."""
     channels, height, width = x.shape

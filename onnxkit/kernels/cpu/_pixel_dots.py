@@ -23,11 +23,11 @@ with tuning on it is timed against im2col + BLAS per layer (``conv.PreparedConv`
 
 from __future__ import annotations
 
-from numba import njit, prange
+from numba import njit
 
 from onnxkit.kernels.cpu._im2col import fill_run
 from onnxkit.kernels.cpu._math import FASTMATH, finish_rows_bias
-from onnxkit.kernels.cpu._threads import split
+from onnxkit.kernels.cpu._threads import run_parts
 from onnxkit.kernels.indexing import conv_input_coord, for_cpu, im2col_row, window_taps
 
 _coord = for_cpu(conv_input_coord)
@@ -49,7 +49,7 @@ def eligible(pixels: int) -> bool:
     return pixels <= 64
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def patches(x, p, kh, kw, sh, sw, dh, dw, top, left, ow_n):
     """x (C, H, W) -> p (N, C*kh*kw): p[n, im2col_row(c, 0, i, j)] = x[c, ih, iw] for
     output pixel n = oh * ow_n + ow (0 where (ih, iw) falls in the padding).
@@ -127,13 +127,14 @@ def _dots(w, p, y, zero, lo, hi, per_group):
         m += 2 if two else 1
 
 
-@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
-def _rows(w, p, bias, z, has_z, code, p0, p1, y, zero, lo, hi, per_group):
-    _dots(w, p, y, zero, lo, hi, per_group)
-    finish_rows_bias(y, bias, z, has_z, lo, hi, code, p0, p1)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
+def _pairs(w, p, bias, z, has_z, code, p0, p1, y, zero, per_group, lo, hi):
+    """Output rows 2 lo .. 2 hi - 1 (row pairs lo .. hi - 1): dots, then the epilogue."""
+    first, last = 2 * lo, min(w.shape[0], 2 * hi)
+    _dots(w, p, y, zero, first, last, per_group)
+    finish_rows_bias(y, bias, z, has_z, first, last, code, p0, p1)
 
 
-@njit(cache=True, parallel=True)
 def pixel_dots_conv(x, w, bias, z, has_z, code, p0, p1, y, p, zero, kh, kw, sh, sw, dh, dw,
                     top, left, ow_n, group):
     """One image: x (C, H, W) -> y (M, N), N = OH * OW output pixels (row-major, ``ow_n``
@@ -145,12 +146,5 @@ def pixel_dots_conv(x, w, bias, z, has_z, code, p0, p1, y, p, zero, kh, kw, sh, 
     """
     patches(x, p, kh, kw, sh, sw, dh, dw, top, left, ow_n)
     rows = w.shape[0]
-    per_group = rows // group
-    pairs = (rows + 1) // 2
-    parts, per = split(pairs, rows * w.shape[1] * y.shape[1])
-    if parts == 1:  # small work: no parallel region
-        _rows(w, p, bias, z, has_z, code, p0, p1, y, zero, parts - 1, rows, per_group)
-        return
-    for part in prange(parts):
-        _rows(w, p, bias, z, has_z, code, p0, p1, y, zero, 2 * part * per,
-              min(rows, 2 * (part + 1) * per), per_group)
+    run_parts(_pairs, (rows + 1) // 2, rows * w.shape[1] * y.shape[1], w, p, bias, z, has_z,
+              code, p0, p1, y, zero, rows // group)

@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from numba import config, get_num_threads
 
-from onnxkit.kernels.cpu._blas import AVAILABLE
+from onnxkit.kernels.cpu._blas_libraries import AVAILABLE
 
 DEFAULT_MIN_PARALLEL = 1 << 15  # values: handing work to another thread costs more below
 _MIN_PARALLEL = [int(os.environ.get("ONNXKIT_CPU_MIN_PARALLEL", DEFAULT_MIN_PARALLEL))]
@@ -78,38 +78,23 @@ def run_parts(kernel, items: int, elements: int, *args) -> None:
     """``kernel(*args, lo, hi)`` over [0, items) in ``parts_of(items, elements)`` parts at
     once; ``kernel`` is a compiled serial function that releases the GIL (``nogil``)."""
     parts, per = parts_of(items, elements)
-    if parts == 1:
+    run_split(kernel, items, parts, per, *args)
+
+
+def run_split(kernel, items: int, parts: int, per: int, *args) -> None:
+    """``kernel(*args, lo, hi)`` for part p = [p * per, min(items, (p + 1) * per)),
+    p < parts, at once: part 0 in the calling thread, the others on the pool."""
+    if parts <= 1:
         kernel(*args, 0, items)
         return
     pool = _pool()
     rest = [pool.submit(kernel, *args, p * per, min(items, (p + 1) * per))
-            for p in range(1, parts)]
+            for p in range(1, parts) if p * per < items]
     try:
-        kernel(*args, 0, per)
+        kernel(*args, 0, min(items, per))
     finally:
         for future in rest:
             future.result()
-
-
-def blas_info() -> list[dict]:
-    """One entry per BLAS library loaded in this process (name, version, core, threads);
-    ``numpy`` marks numpy's own (the products call ``_blas.LIBRARY``: oneMKL where
-    installed). A machine that forces an older OpenBLAS core (``OPENBLAS_CORETYPE``, e.g.
-    Haswell on an AVX-512 CPU) runs its sgemm at half speed."""
-    try:
-        from threadpoolctl import threadpool_info
-    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
-        return []
-    rows = []
-    for info in threadpool_info():
-        if info.get("user_api") != "blas":
-            continue
-        path = info.get("filepath", "")
-        rows.append({"library": os.path.basename(path), "numpy": "numpy" in path,
-                     "api": info.get("internal_api"), "version": info.get("version"),
-                     "core": info.get("architecture"), "threads": info.get("num_threads"),
-                     "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE", "")})
-    return rows
 
 
 # --- TEMPORARY (removed once every kernel calls run_parts): the prange split ---

@@ -32,13 +32,13 @@ https://arxiv.org/abs/1509.09308
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from onnxkit.kernels.cpu._blas import matmul
 from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._im2col import column_phase_ranges, split_columns
 from onnxkit.kernels.cpu._math import FASTMATH, finish
-from onnxkit.kernels.cpu._threads import split
+from onnxkit.kernels.cpu._threads import run_parts
 from onnxkit.kernels.indexing import conv_input_coord, for_cpu
 
 _coord = for_cpu(conv_input_coord)
@@ -139,20 +139,13 @@ def _add(dst, a, b):
         dst[f] = a[f] + b[f]
 
 
-@njit(cache=True, parallel=True)
 def input_transform(x, pt, pl, th_n, tw_n, v, t0):
     """x (C, H, W), one image -> v[xi, c, t0 + th*(tw_n + 1) + tw] = (B^T d B)[xi], the
     channels shared among the threads (``_input_channels``)."""
-    channels = x.shape[0]
-    parts, per = split(channels, x.size)
-    if parts == 1:  # small work: no parallel region
-        _input_channels(x, pt, pl, th_n, tw_n, v, t0, parts - 1, channels)
-        return
-    for p in prange(parts):
-        _input_channels(x, pt, pl, th_n, tw_n, v, t0, p * per, min(channels, (p + 1) * per))
+    run_parts(_input_channels, x.shape[0], x.size, x, pt, pl, th_n, tw_n, v, t0)
 
 
-@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
 def _input_channels(x, pt, pl, th_n, tw_n, v, t0, lo, hi):
     """``input_transform`` of the channels lo .. hi - 1.
 
@@ -204,21 +197,13 @@ def _diff3(dst, a, b, c):
         dst[f] = a[f] - b[f] - c[f]
 
 
-@njit(cache=True, parallel=True)
 def output_transform(p, t0, th_n, tw_n, bias, z, has_z, code, p0, p1, y):
     """``_output_channels`` with the output channels shared among the threads."""
-    channels = y.shape[0]
-    parts, per = split(channels, y.size)
-    if parts == 1:  # small work: no parallel region
-        _output_channels(p, t0, th_n, tw_n, bias, z, has_z, code, p0, p1, y, parts - 1,
-                         channels)
-        return
-    for part in prange(parts):
-        _output_channels(p, t0, th_n, tw_n, bias, z, has_z, code, p0, p1, y, part * per,
-                         min(channels, (part + 1) * per))
+    run_parts(_output_channels, y.shape[0], y.size, p, t0, th_n, tw_n, bias, z, has_z, code, p0,
+              p1, y)
 
 
-@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
 def _output_channels(p, t0, th_n, tw_n, bias, z, has_z, code, p0, p1, y, lo, hi):
     """p (16, M, T) -> y (M, OH, OW) of one image: A^T P A of every tile, then
     act(. + bias[m] + z) on each output row (z (M, OH, OW) when ``has_z``).

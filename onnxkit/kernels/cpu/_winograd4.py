@@ -38,11 +38,11 @@ https://arxiv.org/abs/1509.09308
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from onnxkit.kernels.cpu._im2col import valid_range
 from onnxkit.kernels.cpu._math import FASTMATH, finish
-from onnxkit.kernels.cpu._threads import split
+from onnxkit.kernels.cpu._threads import run_parts
 from onnxkit.kernels.cpu._winograd import eligible_for, run_winograd
 from onnxkit.kernels.cpu._winograd import weight_transform as transformed_weights
 from onnxkit.kernels.indexing import conv_input_coord, for_cpu
@@ -139,20 +139,13 @@ def _a_t(o0, o1, o2, o3, m0, m1, m2, m3, m4, m5):
     _lin5(o3, _1, m1, -_1, m2, _8, m3, -_8, m4, _1, m5)
 
 
-@njit(cache=True, parallel=True)
 def input_transform(x, pt, pl, th_n, tw_n, v, t0):
     """x (C, H, W), one image -> v[6k + l, c, t0 + th*(tw_n + 1) + tw] = (B^T d B)[k, l],
     the channels shared among the threads (``_input_channels``)."""
-    channels = x.shape[0]
-    parts, per = split(channels, x.size)
-    if parts == 1:  # small work: no parallel region
-        _input_channels(x, pt, pl, th_n, tw_n, v, t0, parts - 1, channels)
-        return
-    for p in prange(parts):
-        _input_channels(x, pt, pl, th_n, tw_n, v, t0, p * per, min(channels, (p + 1) * per))
+    run_parts(_input_channels, x.shape[0], x.size, x, pt, pl, th_n, tw_n, v, t0)
 
 
-@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
 def _input_channels(x, pt, pl, th_n, tw_n, v, t0, lo, hi):
     """``input_transform`` of the channels lo .. hi - 1.
 
@@ -179,23 +172,15 @@ def _input_channels(x, pt, pl, th_n, tw_n, v, t0, lo, hi):
                  r[0, k, 1:span + 1], r[1, k, 1:span + 1])
 
 
-@njit(cache=True, parallel=True)
 def output_transform(p, t0, th_n, tw_n, bias, z, has_z, code, p0, p1, y):
     """p (36, M, T) -> y (M, OH, OW) of one image: A^T P A of every tile, then
     act(. + bias[m] + z) on each output plane (z (M, OH, OW) when ``has_z``); the output
     channels shared among the threads (``_output_channels``)."""
-    channels = y.shape[0]
-    parts, per = split(channels, y.size)
-    if parts == 1:  # small work: no parallel region
-        _output_channels(p, t0, th_n, tw_n, bias, z, has_z, code, p0, p1, y, parts - 1,
-                         channels)
-        return
-    for part in prange(parts):
-        _output_channels(p, t0, th_n, tw_n, bias, z, has_z, code, p0, p1, y, part * per,
-                         min(channels, (part + 1) * per))
+    run_parts(_output_channels, y.shape[0], y.size, p, t0, th_n, tw_n, bias, z, has_z, code, p0,
+              p1, y)
 
 
-@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
 def _output_channels(p, t0, th_n, tw_n, bias, z, has_z, code, p0, p1, y, lo, hi):
     """``output_transform`` of the output channels lo .. hi - 1.
 
