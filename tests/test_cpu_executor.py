@@ -230,7 +230,6 @@ CONV_FAST = {
     "conv_pad": "",
     "conv_depthwise": "depthwise",
     "conv_1d": "",
-    "conv_f64": "",
     "depthwise_stride2": "depthwise",
     "depthwise_stride2_left_pad2_odd": "depthwise",
     "depthwise_stride2_no_pad": "depthwise",
@@ -306,6 +305,23 @@ def test_a_fast_algorithm_serves_these_convolutions(name):
     if CONV_FAST[name]:
         assert row["kernel"].endswith(f"[{CONV_FAST[name]}]"), row["kernel"]
     assert sess.plan.steps[0].algorithm == row["kernel"].rsplit("[", 1)[1][:-1]
+
+
+def test_a_float64_convolution_runs_on_the_reference_kernel():
+    """The compiled kernels take float32 only: a float64 Conv names no algorithm and
+    gives onnx.reference's values."""
+    from onnx.reference import ReferenceEvaluator
+
+    case = next(c for c in ALL if c.name == "conv_f64")
+    sess = onnxkit.Session(case.model(), executor="cpu")
+    prof = Profiler(sess)
+    (y,) = sess.run(None, case.feeds(), trace=prof)
+    (row,) = prof.rows(by="node")
+    assert row["kernel"].startswith("cpu:") and not row["kernel"].endswith("]"), row["kernel"]
+    assert not sess.plan.steps[0].algorithm
+    (want,) = ReferenceEvaluator(case.model()).run(None, case.feeds())
+    assert y.dtype == np.float64
+    np.testing.assert_allclose(y, want, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("name", sorted(FAST))

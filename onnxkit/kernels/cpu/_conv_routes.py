@@ -13,6 +13,7 @@ from onnxkit.kernels.cpu._banded import scratch_shape
 from onnxkit.kernels.cpu._blas import matmul, with_library
 from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._depthwise import depthwise_conv, depthwise_conv_nhwc
+from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.kernels.cpu._epilogue import epilogue_rows, residual_rows
 from onnxkit.kernels.cpu._im2col import im2col, phase_shape, phases
 from onnxkit.kernels.cpu._pixel_dots import pixel_dots_conv
@@ -22,7 +23,7 @@ from onnxkit.kernels.cpu._winograd4 import weight_transform as winograd4_weights
 from onnxkit.kernels.cpu._winograd4 import winograd4_conv
 from onnxkit.runtime.limits import check_allocation, current_limits
 
-FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+FLOATS = COMPILED  # the dtypes the compiled conv kernels take
 _NO_PHASES = {t: np.zeros((1, 1, 1, 1), t) for t in FLOATS}
 _NO_Z4 = _NO_PHASES
 _NO_Z3 = {t: np.zeros((1, 1, 1), t) for t in FLOATS}

@@ -20,11 +20,11 @@ import numpy as np
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._blas import matmul
 from onnxkit.kernels.cpu._buffers import empty
+from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.ops.linalg.einsum import einsum as reference_einsum
 from onnxkit.ops.registry import op
 from onnxkit.runtime.limits import check_allocation
 
-FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _plain(term: str) -> bool:
@@ -47,7 +47,7 @@ def einsum_fast(A, B, equation: str):
     terms, arrow, out = spec.partition("->")
     terms = terms.split(",")
     if (not arrow or len(terms) != 2 or not all(_plain(t) for t in terms)
-            or not (_plain(out) or out == "") or A.dtype not in FLOATS or B.dtype != A.dtype
+            or not (_plain(out) or out == "") or A.dtype not in COMPILED or B.dtype != A.dtype
             or A.ndim != len(terms[0]) or B.ndim != len(terms[1])):
         return None
     a, b = terms

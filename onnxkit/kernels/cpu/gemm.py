@@ -18,17 +18,17 @@ from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._blas import matmul
 from onnxkit.kernels.cpu._broadcast import broadcast_shape
 from onnxkit.kernels.cpu._buffers import empty
+from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.kernels.cpu._epilogue import epilogue_cols
 from onnxkit.ops.fused.fused_gemm import fused_gemm as reference_fused_gemm
 from onnxkit.ops.linalg.gemm import gemm as reference_gemm
 from onnxkit.ops.registry import op
 
-FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def gemm_fast(A, B, C, alpha, beta, transA, transB, activation="", params=None):
     """The fast path, or None for the cases left to the reference kernel."""
-    if (A.dtype not in FLOATS or B.dtype != A.dtype or A.ndim != 2 or B.ndim != 2
+    if (A.dtype not in COMPILED or B.dtype != A.dtype or A.ndim != 2 or B.ndim != 2
             or (C is not None and C.dtype != A.dtype)):
         return None
     a = A.T if transA else A

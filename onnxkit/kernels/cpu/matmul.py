@@ -19,17 +19,17 @@ import numpy as np
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._blas import matmul as blas_matmul
 from onnxkit.kernels.cpu._buffers import empty
+from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.kernels.cpu._epilogue import epilogue_cols
 from onnxkit.ops.fused.fused_matmul import fused_matmul as reference_fused_matmul, transposed
 from onnxkit.ops.linalg.matmul import matmul as reference_matmul
 from onnxkit.ops.registry import op
 
-FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def matmul_fast(A, B, Bias=None, activation="", params=None):
     """The fast path, or None for the cases left to the reference kernel."""
-    if A.dtype not in FLOATS or B.dtype != A.dtype or A.ndim < 2 or B.ndim < 2:
+    if A.dtype not in COMPILED or B.dtype != A.dtype or A.ndim < 2 or B.ndim < 2:
         return None
     k, n = B.shape[-2:]
     if A.shape[-1] != k or A.size == 0 or B.size == 0:

@@ -18,13 +18,13 @@ from numba import njit
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty, read_only
+from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.kernels.cpu._math import FASTMATH
 from onnxkit.ops.nn import global_pool as ref_global_pool
 from onnxkit.ops.reduce import reduce_mean as ref_reduce_mean
 from onnxkit.ops.reduce._reduce import reduction_axes
 from onnxkit.ops.registry import op
 
-FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 @njit(cache=True, error_model="numpy", fastmath=FASTMATH)
@@ -41,7 +41,7 @@ def row_means(x, y):
 
 def trailing_mean(X, axes: tuple, keepdims: bool):
     """The mean over ``axes`` when they are X's last axes, else None."""
-    if X.dtype not in FLOATS or not axes or X.size == 0:
+    if X.dtype not in COMPILED or not axes or X.size == 0:
         return None
     if tuple(axes) != tuple(range(X.ndim - len(axes), X.ndim)):
         return None

@@ -20,13 +20,13 @@ from numba import njit
 from onnxkit.errors import KernelError
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty, read_only
+from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.ops.registry import op
 from onnxkit.ops.spatial import resize as ref_resize
 from onnxkit.ops.spatial._resample import filter_taps, nearest_indices, source_coords
 from onnxkit.ops.spatial.resize import plan_axes
 from onnxkit.runtime.limits import check_allocation
 
-FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 @njit(cache=True, error_model="numpy")
@@ -70,7 +70,7 @@ def _axis_taps(n, m, scale, mode, coordinate_mode, nearest_mode, cubic_coeff_a,
 
 
 def resize_fast(X, scales, sizes, axes, policy, **options):
-    if X.dtype not in FLOATS or X.ndim < 2 or X.size == 0 or options["mode"] not in (
+    if X.dtype not in COMPILED or X.ndim < 2 or X.size == 0 or options["mode"] not in (
             "nearest", "linear", "cubic"):
         return None
     rank = X.ndim

@@ -6,8 +6,9 @@ Numba compiles a kernel for each combination of argument types on its first call
 parallel drivers, a ``prange`` over the threads, are the slow ones) and, with
 ``cache=True``, writes the machine code under ``NUMBA_CACHE_DIR`` (the Makefile points
 it at ``.cache/numba``); later processes load it from there. This
-module calls each kernel on small float32 and float64 inputs along each of its code
-paths (the same argument types real models produce). A kernel with a fused activation is
+module calls each kernel on small float32 inputs along each of its code paths (the same
+argument types real models produce; the compiled kernels take float32 only,
+``_dtypes.COMPILED``). A kernel with a fused activation is
 compiled once per activation it is called with (``_math``: the code's class is its type):
 the calls here cover none, Relu, Clip, Gelu and Swish; a model fusing another activation
 compiles that one variant on first use.
@@ -50,13 +51,14 @@ class _Ctx:
         output = ["Y"]
 
 
-def _calls(dtype):
-    """(what, thunk) pairs covering the kernels' code paths for one float dtype."""
+def _calls():
+    """(what, thunk) pairs covering the kernels' code paths."""
     from onnxkit.kernels.cpu import (_pointwise, activations, attention, batch_norm, binary,
                                      conv, conv_transpose, einsum, gemm, instance_norm,
                                      layer_norm, matmul, pool, reduce_mean, resize, softmax)
 
     rng = np.random.default_rng(0)
+    dtype = np.float32
 
     def r(*shape):
         return rng.standard_normal(shape).astype(dtype)
@@ -138,31 +140,30 @@ def _calls(dtype):
         ("matrix addresses", lambda: _addresses(dtype)),
         ("tree walk", lambda: _tree_walk(dtype)),
     ]
-    if dtype == np.float32:
-        calls += [
-            ("conv Winograd", lambda: _planned(conv.conv, r(1, 16, 9, 9), c(16, 16, 3, 3),
-                                               c(16), pads=[1, 1, 1, 1])),
-            ("conv Winograd no bias", lambda: _planned(conv.conv, r(1, 16, 9, 9),
-                                                       c(16, 16, 3, 3), pads=[1, 1, 1, 1])),
-            ("conv Winograd + Z", lambda: _planned(
-                conv.fused_conv, r(1, 16, 9, 9), c(16, 16, 3, 3), c(16), r(1, 16, 9, 9),
-                pads=[1, 1, 1, 1], activation="Relu")),
-            ("conv Winograd F4x4", lambda: _planned(conv.conv, r(1, 16, 28, 28),
-                                                    c(16, 16, 3, 3), c(16), pads=[1, 1, 1, 1])),
-            ("conv Winograd F4x4 -B", lambda: _planned(conv.conv, r(1, 16, 28, 28),
-                                                       c(16, 16, 3, 3), pads=[1, 1, 1, 1])),
-            ("conv Winograd F4x4 + Z", lambda: _planned(
-                conv.fused_conv, r(1, 16, 28, 28), c(16, 16, 3, 3), c(16), r(1, 16, 28, 28),
-                pads=[1, 1, 1, 1], activation="Relu")),
-            ("gelu", lambda: activations.gelu(x)),
-            ("erf", lambda: activations.erf(x)),
-            ("hard swish", lambda: activations.hard_swish(x)),
-            ("layer norm", lambda: layer_norm.layer_normalization(r(2, 3, 8), c(8), c(8))),
-            ("skip layer norm", lambda: layer_norm.skip_layer_normalization(
-                r(2, 3, 8), r(2, 3, 8), c(8), c(8))),
-            ("skip layer norm const", lambda: layer_norm.skip_layer_normalization(
-                r(2, 3, 8), c(2, 3, 8), c(8), c(8))),
-        ]
+    calls += [
+        ("conv Winograd", lambda: _planned(conv.conv, r(1, 16, 9, 9), c(16, 16, 3, 3),
+                                           c(16), pads=[1, 1, 1, 1])),
+        ("conv Winograd no bias", lambda: _planned(conv.conv, r(1, 16, 9, 9),
+                                                   c(16, 16, 3, 3), pads=[1, 1, 1, 1])),
+        ("conv Winograd + Z", lambda: _planned(
+            conv.fused_conv, r(1, 16, 9, 9), c(16, 16, 3, 3), c(16), r(1, 16, 9, 9),
+            pads=[1, 1, 1, 1], activation="Relu")),
+        ("conv Winograd F4x4", lambda: _planned(conv.conv, r(1, 16, 28, 28),
+                                                c(16, 16, 3, 3), c(16), pads=[1, 1, 1, 1])),
+        ("conv Winograd F4x4 -B", lambda: _planned(conv.conv, r(1, 16, 28, 28),
+                                                   c(16, 16, 3, 3), pads=[1, 1, 1, 1])),
+        ("conv Winograd F4x4 + Z", lambda: _planned(
+            conv.fused_conv, r(1, 16, 28, 28), c(16, 16, 3, 3), c(16), r(1, 16, 28, 28),
+            pads=[1, 1, 1, 1], activation="Relu")),
+        ("gelu", lambda: activations.gelu(x)),
+        ("erf", lambda: activations.erf(x)),
+        ("hard swish", lambda: activations.hard_swish(x)),
+        ("layer norm", lambda: layer_norm.layer_normalization(r(2, 3, 8), c(8), c(8))),
+        ("skip layer norm", lambda: layer_norm.skip_layer_normalization(
+            r(2, 3, 8), r(2, 3, 8), c(8), c(8))),
+        ("skip layer norm const", lambda: layer_norm.skip_layer_normalization(
+            r(2, 3, 8), c(2, 3, 8), c(8), c(8))),
+    ]
     return calls
 
 
@@ -180,16 +181,10 @@ def _addresses(dtype) -> None:
 
 
 def _tree_walk(dtype) -> None:
-    """The tree ensembles' walk and sums (``trees.walk_leaves``, ``sum_leaves``) on a
-    one-split tree."""
-    from onnxkit.kernels.cpu.trees import _Acceleration
-    from onnxkit.ops.ml._tree_walk import legacy_forest
+    """The tree ensembles' kernel (``trees.forest_rows``: float32 inputs only)."""
+    from onnxkit.kernels.cpu.trees import warm_up
 
-    forest, _ = legacy_forest([0, 0, 0], [0, 1, 2], [1, 0, 0], [0.5, 0.0, 0.0],
-                              ["BRANCH_LEQ", "LEAF", "LEAF"], [1, 0, 0], [2, 0, 0], None)
-    pos = np.broadcast_to(forest.roots, (3, 1)).copy()
-    _Acceleration.walk(forest, np.zeros((3, 2), dtype), pos)
-    _Acceleration.sum_leaves(np.ones((3, 2), dtype), pos, np.zeros((3, 2), dtype))
+    warm_up()
 
 
 def warm(verbose: bool = True) -> float:
@@ -203,13 +198,11 @@ def warm(verbose: bool = True) -> float:
     os.environ["ONNXKIT_CPU_TUNE"] = "0"  # the static rule: each call takes its own path
     os.environ["ONNXKIT_CPU_NOTICE"] = "0"  # each call's line says it already
     try:
-        for dtype in (np.float32, np.float64):
-            for what, thunk in _calls(dtype):
-                t = time.perf_counter()
-                thunk()
-                if verbose:
-                    print(f"  {np.dtype(dtype).name:8s} {what:22s} "
-                          f"{time.perf_counter() - t:6.2f} s", flush=True)
+        for what, thunk in _calls():
+            t = time.perf_counter()
+            thunk()
+            if verbose:
+                print(f"  {what:22s} {time.perf_counter() - t:6.2f} s", flush=True)
     finally:
         for name, value in (("ONNXKIT_CPU_TUNE", tune), ("ONNXKIT_CPU_NOTICE", notice)):
             if value is None:
