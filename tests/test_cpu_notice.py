@@ -49,8 +49,8 @@ def test_the_notice_can_be_silenced(monkeypatch):
 
     monkeypatch.setattr(_notice, "_SHOWN", set())
     monkeypatch.setenv("ONNXKIT_CPU_NOTICE", "0")
-    assert _notice.notice(softmax.shift_rows, CPU) is None
+    assert _notice.notice(softmax._shift, CPU) is None
     monkeypatch.delenv("ONNXKIT_CPU_NOTICE")
-    assert _notice.notice(softmax.shift_rows, CPU) == (
-        "compiling the cpu kernel shift_rows (first use, cached afterwards)\u2026")
-    assert _notice.notice(softmax.shift_rows, CPU) is None  # once
+    assert _notice.notice(softmax._shift, CPU) == (
+        "compiling the cpu kernel _shift (first use, cached afterwards)\u2026")
+    assert _notice.notice(softmax._shift, CPU) is None  # once

@@ -13,42 +13,37 @@ float16 is computed in float32 and stored as float16: the inputs (and a float16 
 are widened once, the result rounded once (numpy has no BLAS for float16, and its
 float16 products and exp run element by element).
 Grouped-query attention (fewer kv heads), masks shorter than the keys (padded by the
-reference), softcap and non-float types run the reference kernel.
+reference), softcap and types other than float32 (``COMPILED``) and float16 run the
+reference kernel.
 https://onnx.ai/onnx/operators/onnx__Attention.html ; see docs/onnxkit-domain.md
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._blas import matmul
 from onnxkit.kernels.cpu._buffers import empty, read_only
+from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.kernels.cpu._math import FASTMATH
-from onnxkit.kernels.cpu._threads import split
+from onnxkit.kernels.cpu._threads import run_parts
 from onnxkit.kernels.cpu.softmax import normalize_rows
-from onnxkit.ops.attention._heads import split_heads
+from onnxkit.ops.attention import _heads
 from onnxkit.ops.fused.attention import attention as reference_attention
 from onnxkit.ops.registry import op
 
-FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 HALF = np.dtype(np.float16)
 
 
-@njit(cache=True, parallel=True)
 def scale_mask(s, mask, has_mask, is_causal, scale):
     """``_scale_mask_rows`` with the score rows (b, h, i) shared among the threads."""
     rows = s.shape[0] * s.shape[1] * s.shape[2]
-    parts, per = split(rows, s.size)
-    if parts == 1:  # small work: no parallel region
-        _scale_mask_rows(s, mask, has_mask, is_causal, scale, parts - 1, rows)
-        return
-    for p in prange(parts):
-        _scale_mask_rows(s, mask, has_mask, is_causal, scale, p * per, min(rows, (p + 1) * per))
+    run_parts(_scale_mask_rows, rows, s.size, s, mask, has_mask, is_causal, scale)
 
 
-@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
 def _scale_mask_rows(s, mask, has_mask, is_causal, scale, lo, hi):
     """s (B, H, Q, K) = scale * s + mask, -inf past the diagonal if causal, then each row
     minus its maximum (0 for a row of -inf): ready for ``exp``.
@@ -119,7 +114,7 @@ def attention_fast(Q, K, V, attn_mask, is_causal, kv_num_heads, q_num_heads, sca
         Y = attention_fast(Q.astype(np.float32), K.astype(np.float32), V.astype(np.float32),
                            attn_mask, is_causal, kv_num_heads, q_num_heads, scale, softcap)
         return None if Y is None else Y.astype(HALF)
-    if (Q.dtype not in FLOATS or K.dtype != Q.dtype or V.dtype != Q.dtype or softcap
+    if (Q.dtype not in COMPILED or K.dtype != Q.dtype or V.dtype != Q.dtype or softcap
             or not Q.ndim == K.ndim == V.ndim or Q.ndim not in (3, 4) or Q.size == 0
             or K.size == 0 or V.size == 0):
         return None
@@ -127,7 +122,7 @@ def attention_fast(Q, K, V, attn_mask, is_causal, kv_num_heads, q_num_heads, sca
         if q_num_heads is None or kv_num_heads != q_num_heads or Q.shape[2] % q_num_heads \
                 or K.shape[2] % q_num_heads or V.shape[2] % q_num_heads:
             return None
-        q, k, v = (split_heads(x, q_num_heads) for x in (Q, K, V))
+        q, k, v = (_heads.split_heads(x, q_num_heads) for x in (Q, K, V))
     else:
         q, k, v = Q, K, V
     batch, heads, q_len, size = q.shape
@@ -180,7 +175,7 @@ def _products(a, b, out):
     matmul(a3, b3, o3)
 
 
-_NO_MASK = {t: read_only(np.zeros((1, 1, 1, 1), t)) for t in (np.float32, np.float64)}
+_NO_MASK = {t.type: read_only(np.zeros((1, 1, 1, 1), t)) for t in COMPILED}
 
 
 @op("Attention", 1, domain="onnxkit", registry=CPU)

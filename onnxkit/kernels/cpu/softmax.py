@@ -4,8 +4,8 @@
         top = max(row)  (0 when it is not finite);  e = exp(row - top);  Y = e / sum(e)
 
 Numba has no SIMD exp, numpy does: the max-shift and the normalization are Numba
-loops around one ``numpy.exp`` over the whole buffer. Version 13 with an axis other
-than the last runs the reference kernel.
+loops around one ``numpy.exp`` over the whole buffer. float32 only (``COMPILED``);
+other dtypes, and version 13 with an axis other than the last, run the reference kernel.
 https://onnx.ai/onnx/operators/onnx__Softmax.html
 """
 
@@ -14,32 +14,24 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty, read_only
+from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.kernels.cpu._math import FASTMATH
-from onnxkit.kernels.cpu._threads import split
+from onnxkit.kernels.cpu._threads import run_parts
 from onnxkit.ops.registry import op
 from onnxkit.ops.softmax import softmax as ref_softmax
 
-FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
-
-@njit(cache=True, parallel=True)
 def shift_rows(x, y):
-    """y[r] = x[r] - max(x[r]) (the max taken as 0 when it is inf or NaN), the rows shared
-    among the threads."""
-    rows = x.shape[0]
-    parts, per = split(rows, x.size)
-    if parts == 1:  # small work: no parallel region
-        _shift(x, y, parts - 1, rows)
-        return
-    for p in prange(parts):
-        _shift(x, y, p * per, min(rows, (p + 1) * per))
+    """y[r] = x[r] - max(x[r]) (the max taken as 0 when it is inf or NaN): ``run_parts``
+    splits the rows into one range per thread and runs ``_shift`` on each at once."""
+    run_parts(_shift, x.shape[0], x.size, x, y)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _shift(x, y, lo, hi):
     cols = x.shape[1]
     for r in range(lo, hi):
@@ -53,20 +45,13 @@ def _shift(x, y, lo, hi):
             y[r, i] = x[r, i] - top
 
 
-@njit(cache=True, parallel=True)
 def normalize_rows(y):
     """y[r] /= sum(y[r]) (the sum in any order: vectorized), the rows shared among the
     threads."""
-    rows = y.shape[0]
-    parts, per = split(rows, y.size)
-    if parts == 1:  # small work: no parallel region
-        _normalize(y, parts - 1, rows)
-        return
-    for p in prange(parts):
-        _normalize(y, p * per, min(rows, (p + 1) * per))
+    run_parts(_normalize, y.shape[0], y.size, y)
 
 
-@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
 def _normalize(y, lo, hi):
     cols = y.shape[1]
     for r in range(lo, hi):
@@ -86,7 +71,7 @@ def softmax_matrix(x2d):
 
 
 def _fast(X, rows_at):
-    if X.dtype not in FLOATS or X.ndim == 0 or X.size == 0:
+    if X.dtype not in COMPILED or X.ndim == 0 or X.size == 0:
         return None
     rows = math.prod(X.shape[:rows_at])
     # read-only, whatever X's flags: one compiled signature (``_buffers.read_only``)
