@@ -6,42 +6,35 @@
 The same arithmetic, in the same order, as the reference kernel; the activation (of
 onnxkit::FusedBatchNormalization, none for BatchNormalization) is applied to each plane
 while it is still in cache. Training mode (and the per-position statistics of
-``spatial=0``) run the reference kernel.
+``spatial=0``) and types other than float32 (``COMPILED``) run the reference kernel.
 https://onnx.ai/onnx/operators/onnx__BatchNormalization.html
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty, read_only
-from onnxkit.kernels.cpu._math import FASTMATH, applies, finish, split_activation
-from onnxkit.kernels.cpu._threads import split
+from onnxkit.kernels.cpu._dtypes import COMPILED
+from onnxkit.kernels.cpu import _math
+from onnxkit.kernels.cpu._math import FASTMATH, applies, finish
+from onnxkit.kernels.cpu._threads import run_parts
 from onnxkit.kernels.cpu.activations import activate_in_place
 from onnxkit.ops.fused.fused_batch_norm import fused_batch_normalization as reference_fused
 from onnxkit.ops.nn.batch_norm import batch_normalization as reference_batch_normalization
 from onnxkit.ops.nn.batch_norm import batch_normalization_legacy as reference_legacy
 from onnxkit.ops.registry import op
 
-FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
-
-@njit(cache=True, parallel=True)
 def affine_planes(x, mean, inv, shift, code, p0, p1, y):
     """x, y (N, C, P): y[n, c, :] = act((x[n, c, :] - mean[c]) * inv[c] + shift[c]), the
     (image, channel) planes shared among the threads."""
-    planes = x.shape[0] * x.shape[1]
-    parts, per = split(planes, x.size)
-    if parts == 1:  # small work: no parallel region
-        _affine(x, mean, inv, shift, code, p0, p1, y, parts - 1, planes)
-        return
-    for p in prange(parts):
-        _affine(x, mean, inv, shift, code, p0, p1, y, p * per, min(planes, (p + 1) * per))
+    run_parts(_affine, x.shape[0] * x.shape[1], x.size, x, mean, inv, shift, code, p0, p1, y)
 
 
-@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
 def _affine(x, mean, inv, shift, code, p0, p1, y, lo, hi):
     channels = x.shape[1]
     zero = shift[0] * 0
@@ -57,8 +50,8 @@ def _affine(x, mean, inv, shift, code, p0, p1, y, lo, hi):
 
 def batch_norm_fast(X, scale, B, mean, var, epsilon, activation="", params=None):
     """The inference fast path, or None for the cases left to the reference kernel."""
-    code, after = split_activation(activation, params)
-    if X.dtype not in FLOATS or X.ndim < 2 or X.size == 0 or code is None:
+    code, after = _math.split_activation(activation, params)
+    if X.dtype not in COMPILED or X.ndim < 2 or X.size == 0 or code is None:
         return None
     c = X.shape[1]
     params = (scale, B, mean, var)

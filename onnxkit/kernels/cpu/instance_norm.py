@@ -6,27 +6,26 @@
 
 The rows are shared among the threads; each is read three times while it is in cache
 (the reference: mean, var, then four whole-tensor passes; ``docs/cpu.md``). X of rank
-2, other dtypes and scale or B
-not one value per channel run the reference kernel.
+2, types other than float32 (``COMPILED``) and scale or B not one value per channel run
+the reference kernel.
 https://onnx.ai/onnx/operators/onnx__InstanceNormalization.html
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty, read_only
+from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.kernels.cpu._math import FASTMATH, mean_inv_std
-from onnxkit.kernels.cpu._threads import split
+from onnxkit.kernels.cpu._threads import run_parts
 from onnxkit.ops.nn.instance_norm import instance_normalization as reference
 from onnxkit.ops.registry import op
 
-FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
-
-@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
 def _rows(x, scale, bias, eps, y, lo, hi):
     d, channels = x.shape[1], scale.size
     for r in range(lo, hi):
@@ -38,22 +37,15 @@ def _rows(x, scale, bias, eps, y, lo, hi):
             dst[i] = src[i] * a + b
 
 
-@njit(cache=True, parallel=True)
 def instance_rows(x, scale, bias, eps, y):
     """y (R, D) = the rows of x normalized (see the module docstring), rows among threads."""
-    rows = x.shape[0]
-    parts, per = split(rows, x.size)
-    if parts == 1:  # small work: no parallel region
-        _rows(x, scale, bias, eps, y, parts - 1, rows)
-        return
-    for p in prange(parts):
-        _rows(x, scale, bias, eps, y, p * per, min(rows, (p + 1) * per))
+    run_parts(_rows, x.shape[0], x.size, x, scale, bias, eps, y)
 
 
 @op("InstanceNormalization", 1, 6, 22, registry=CPU)
 def instance_normalization(X, scale, B, *, consumed_inputs=None, epsilon=1e-5):
     c = X.shape[1] if X.ndim > 1 else -1
-    if (X.ndim < 3 or X.dtype not in FLOATS or X.size == 0
+    if (X.ndim < 3 or X.dtype not in COMPILED or X.size == 0
             or any(p.dtype != X.dtype or p.shape != (c,) for p in (scale, B))):
         return reference(X, scale, B, consumed_inputs=consumed_inputs, epsilon=epsilon)
     Y = empty(X.shape, X.dtype)

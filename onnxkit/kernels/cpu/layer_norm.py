@@ -7,7 +7,8 @@
         inv = 1 / sqrt(var + epsilon)
         Y[r] = (s - mean) * inv * Scale + B
 
-Scale and B must hold D values (any shape); other cases run the reference kernel.
+Scale and B must hold D values (any shape); float32 only (``COMPILED``: float64 with
+stash_type=1 normalizes in float32); other cases run the reference kernel.
 https://onnx.ai/onnx/operators/onnx__LayerNormalization.html
 """
 
@@ -16,35 +17,26 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty, read_only, zeros_read_only
-from onnxkit.kernels.cpu._threads import split
+from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.kernels.cpu._math import FASTMATH, mean_inv_std
+from onnxkit.kernels.cpu._threads import run_parts
 from onnxkit.ops.fused import layer_norm as ref_fused
 from onnxkit.ops.nn import layer_norm as ref_layer_norm
 from onnxkit.ops.registry import op
 
-FLOATS = (np.dtype(np.float32),)  # float64 with stash_type=1 normalizes in float32: reference
 
-
-@njit(cache=True, parallel=True)
 def normalize_rows(x, skip, has_skip, scale, bias, eps, y, mean_out, inv_out, s_out):
     """x, skip, y, s_out: (R, D); mean_out, inv_out: (R,); see the module docstring. The
     rows are shared among the threads."""
-    rows = x.shape[0]
-    parts, per = split(rows, x.size)
-    if parts == 1:  # small work: no parallel region
-        _normalize(x, skip, has_skip, scale, bias, eps, y, mean_out, inv_out, s_out,
-                   parts - 1, rows)
-        return
-    for p in prange(parts):
-        _normalize(x, skip, has_skip, scale, bias, eps, y, mean_out, inv_out, s_out, p * per,
-                   min(rows, (p + 1) * per))
+    run_parts(_normalize, x.shape[0], x.size, x, skip, has_skip, scale, bias, eps, y,
+              mean_out, inv_out, s_out)
 
 
-@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
 def _normalize(x, skip, has_skip, scale, bias, eps, y, mean_out, inv_out, s_out, lo, hi):
     d = x.shape[1]
     for r in range(lo, hi):
@@ -62,7 +54,7 @@ def _normalize(x, skip, has_skip, scale, bias, eps, y, mean_out, inv_out, s_out,
 
 
 def _rows(X, axis):
-    if X.dtype not in FLOATS or X.size == 0 or not -X.ndim <= axis < X.ndim:
+    if X.dtype not in COMPILED or X.size == 0 or not -X.ndim <= axis < X.ndim:
         return None
     start = axis % X.ndim
     d = math.prod(X.shape[start:])
