@@ -7,20 +7,21 @@ Numba threads.
                                     ``_windows.scatter_windows`` (one numpy add per tap)
 
 The reference kernel does the same with ``np.matmul``, which gets one BLAS thread during
-a run (``runtime.blas_threads``), and numpy's strided adds (``docs/cpu.md``). Non-float
-dtypes run the reference kernel.
+a run (``runtime.blas_threads``), and numpy's strided adds (``docs/cpu.md``). Types other
+than float32 (``COMPILED``) run the reference kernel.
 https://onnx.ai/onnx/operators/onnx__ConvTranspose.html
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._blas import matmul
 from onnxkit.kernels.cpu._buffers import empty, read_only, zeros_read_only
-from onnxkit.kernels.cpu._threads import split
+from onnxkit.kernels.cpu._dtypes import COMPILED
+from onnxkit.kernels.cpu._threads import run_parts
 from onnxkit.kernels.indexing import for_cpu, window_taps
 from onnxkit.ops.nn._windows import scatter_windows
 from onnxkit.ops.nn.conv_transpose import checked_shapes
@@ -28,11 +29,10 @@ from onnxkit.ops.nn.conv_transpose import conv_transpose as reference_conv_trans
 from onnxkit.ops.registry import op
 from onnxkit.runtime.limits import check_allocation
 
-FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _taps = for_cpu(window_taps)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _scatter_range(cols, kh, kw, sh, sw, dh, dw, bh, bw, bias, y, lo, hi):
     """Planes lo .. hi - 1 of y (M, OH, OW) = bias + the window values of cols
     (M, KH * KW, H, W): input (q, r) tap (a, b) lands on (q*sh + a*dh - bh, r*sw + b*dw - bw)."""
@@ -54,22 +54,15 @@ def _scatter_range(cols, kh, kw, sh, sw, dh, dw, bh, bw, bias, y, lo, hi):
                         row[first + r * sw] += values[r0 + r]
 
 
-@njit(cache=True, parallel=True)
 def scatter_planes(cols, kh, kw, sh, sw, dh, dw, bh, bw, bias, y):
     """col2im of one image, the output planes shared among the threads."""
-    parts, per = split(y.shape[0], y.size + cols.size)
-    if parts == 1:  # small work: no parallel region
-        _scatter_range(cols, kh, kw, sh, sw, dh, dw, bh, bw, bias, y, parts - 1,
-                       y.shape[0])
-        return
-    for p in prange(parts):
-        _scatter_range(cols, kh, kw, sh, sw, dh, dw, bh, bw, bias, y, p * per,
-                       min(y.shape[0], (p + 1) * per))
+    run_parts(_scatter_range, y.shape[0], y.size + cols.size, cols, kh, kw, sh, sw, dh, dw,
+              bh, bw, bias, y)
 
 
 def _fast(X, W, B, group, kernel_shape, strides, dilations, pads, auto_pad, output_padding,
           output_shape):
-    if (X.dtype not in FLOATS or W.dtype != X.dtype or X.ndim < 3 or W.ndim != X.ndim
+    if (X.dtype not in COMPILED or W.dtype != X.dtype or X.ndim < 3 or W.ndim != X.ndim
             or X.size == 0 or W.size == 0 or group < 1
             or B is not None and (B.dtype != X.dtype or B.shape != (W.shape[1] * group,))):
         return None

@@ -26,7 +26,7 @@ the cuda pools; the column tap j of output column ow reads
 (``phase_index``).
 
 Padding never wins a maximum and adds nothing to a sum. MaxPool with its Indices
-output, 3-D windows and integer types run the reference kernel.
+output, 3-D windows and types other than float32 (``COMPILED``) run the reference kernel.
 https://onnx.ai/onnx/operators/onnx__MaxPool.html
 https://onnx.ai/onnx/operators/onnx__AveragePool.html
 """
@@ -34,20 +34,20 @@ https://onnx.ai/onnx/operators/onnx__AveragePool.html
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty, read_only
+from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.kernels.cpu._geometry import layer_geometry
 from onnxkit.kernels.cpu._im2col import copy_run, phase_index
-from onnxkit.kernels.cpu._threads import split
+from onnxkit.kernels.cpu._threads import run_parts
 from onnxkit.kernels.indexing import conv_input_coord, for_cpu, window_start
 from onnxkit.ops.nn._windows import Geometry
 from onnxkit.ops.nn.max_pool import max_pool as reference_max_pool
 from onnxkit.ops.nn.pool import average_pool as reference_average_pool
 from onnxkit.ops.registry import op
 
-FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _coord = for_cpu(conv_input_coord)
 _start = for_cpu(window_start)
 
@@ -69,7 +69,6 @@ def _taps_into(acc, src, n, is_max):
             acc[t] += src[t]
 
 
-@njit(cache=True, parallel=True)
 def pool_rows(x, kh, kw, sh, sw, dh, dw, pt, pl, is_max, y):
     """x (P, H, W) planes -> y (P, OH, OW): the max (NaN wins) or sum of each window.
 
@@ -79,14 +78,7 @@ def pool_rows(x, kh, kw, sh, sw, dh, dw, pt, pl, is_max, y):
     the row then reads one contiguous run of phase ``(j*dw - pl) mod sw``. The planes
     are shared among the threads, each part with its own ``t`` and ``ph``.
     """
-    planes = x.shape[0]
-    parts, per = split(planes, x.size)
-    if parts == 1:  # small work: no parallel region
-        _pool_planes(x, kh, kw, sh, sw, dh, dw, pt, pl, is_max, y, parts - 1, planes)
-        return
-    for p in prange(parts):
-        _pool_planes(x, kh, kw, sh, sw, dh, dw, pt, pl, is_max, y, p * per,
-                     min(planes, (p + 1) * per))
+    run_parts(_pool_planes, x.shape[0], x.size, x, kh, kw, sh, sw, dh, dw, pt, pl, is_max, y)
 
 
 @njit(inline="always")
@@ -116,7 +108,7 @@ def _three_apart(t, width, pl, ev, od, row, ow_n, is_max):
 FLAT_WIDTH = 32  # input columns: planes at most this wide run ``_flat_planes``
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _flat_planes(x, kh, kw, sh, sw, pt, pl, is_max, y, lo, hi):
     """``_pool_planes`` at dilation 1 for small planes, in long loops over the flat plane:
 
@@ -155,7 +147,7 @@ def _flat_planes(x, kh, kw, sh, sw, pt, pl, is_max, y, lo, hi):
                 row[ow] = picked[ow * sw]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _pool_planes(x, kh, kw, sh, sw, dh, dw, pt, pl, is_max, y, lo, hi):
     height, width = x.shape[1], x.shape[2]
     oh_n, ow_n = y.shape[1], y.shape[2]
@@ -202,7 +194,7 @@ def _pool_planes(x, kh, kw, sh, sw, dh, dw, pt, pl, is_max, y, lo, hi):
 
 def _planes_2d(X, kernel_shape, strides, dilations, pads, auto_pad, ceil_mode):
     """(X as (planes, H, W), geometry in 2-D, output shape) or None when not 2-D/1-D."""
-    if X.dtype not in FLOATS or X.ndim not in (3, 4) or X.size == 0:
+    if X.dtype not in COMPILED or X.ndim not in (3, 4) or X.size == 0:
         return None
     nd = X.ndim - 2
     if kernel_shape is None or len(kernel_shape) != nd or any(
