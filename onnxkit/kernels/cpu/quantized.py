@@ -16,11 +16,11 @@ https://onnx.ai/onnx/operators/onnx__QuantizeLinear.html
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty, read_only
-from onnxkit.kernels.cpu._threads import split
+from onnxkit.kernels.cpu._threads import run_parts
 from onnxkit.ops.quant import dequantize_linear as ref_dq
 from onnxkit.ops.quant import dynamic_quantize_linear as ref_dyn
 from onnxkit.ops.quant import qlinear_binary as ref_binary
@@ -36,19 +36,12 @@ DEQUANTIZABLE = INTEGERS + (np.dtype(np.int32),)
 
 # ---- the Numba kernels ----------------------------------------------------------------
 
-@njit(cache=True, parallel=True)
 def quantize_rows(x, scale, zero, low, high, y):
     """y[o, c, i] = clip(rint(x[o, c, i] / scale[c]) + zero[c], low, high) (NaN -> 0)."""
-    rows = x.shape[0] * x.shape[1]
-    parts, per = split(rows, x.size)
-    if parts == 1:
-        _quantize(x, scale, zero, low, high, y, 0, rows)
-        return
-    for p in prange(parts):
-        _quantize(x, scale, zero, low, high, y, p * per, min(rows, (p + 1) * per))
+    run_parts(_quantize, x.shape[0] * x.shape[1], x.size, x, scale, zero, low, high, y)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _quantize(x, scale, zero, low, high, y, lo, hi):
     channels = x.shape[1]
     for r in range(lo, hi):
@@ -61,19 +54,12 @@ def _quantize(x, scale, zero, low, high, y, lo, hi):
             y[o, c, i] = min(max(v, low), high)
 
 
-@njit(cache=True, parallel=True)
 def dequantize_rows(x, scale, zero, y):
     """y[o, c, i] = (float32(x[o, c, i]) - zero[c]) * scale[c]."""
-    rows = x.shape[0] * x.shape[1]
-    parts, per = split(rows, x.size)
-    if parts == 1:
-        _dequantize(x, scale, zero, y, 0, rows)
-        return
-    for p in prange(parts):
-        _dequantize(x, scale, zero, y, p * per, min(rows, (p + 1) * per))
+    run_parts(_dequantize, x.shape[0] * x.shape[1], x.size, x, scale, zero, y)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _dequantize(x, scale, zero, y, lo, hi):
     channels = x.shape[1]
     for r in range(lo, hi):

@@ -24,14 +24,14 @@ runs the reference kernel. https://onnx.ai/onnx/operators/onnx__QLinearConv.html
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 from numpy.lib.stride_tricks import sliding_window_view
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._blas import matmul
 from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._im2col import im2col, phase_shape, phases
-from onnxkit.kernels.cpu._threads import split
+from onnxkit.kernels.cpu._threads import run_parts
 from onnxkit.kernels.cpu.quantized_matmul import (EIGHT_BIT, ShiftedWeights, exact_dtype,
                                                   requantize, value_bound)
 from onnxkit.ops.quant import conv_integer as ref_conv_integer
@@ -40,8 +40,8 @@ from onnxkit.ops.quant._int_conv import padding
 from onnxkit.ops.quant._quant import INT_RANGES
 from onnxkit.ops.registry import op
 
-# output pixels per image; at most this many: int16 dot products (BLAS reads float weights
-# 2-4x the bytes; past ~16 pixels its products win: docs/kinds.md)
+# output pixels per image; at most this many: int16 dot products (BLAS reads float weights,
+# more bytes; where its products win: docs/cpu.md, quantized_conv)
 FEW_PIXELS = 8
 EXACT_IN_INT32 = 1 << 31
 _DEFAULTS = dict(auto_pad="NOTSET", dilations=None, group=1, kernel_shape=None, pads=None,
@@ -166,21 +166,14 @@ class PreparedQLinearConv:
         return acc
 
 
-@njit(cache=True, parallel=True)
 def int_dots(w, cols, acc):
     """acc[n, m, p] = sum_k w[m, k] * cols[n, g, p, k] (g = m's group) for int16 w and cols,
     in integers (exact: the caller checks the sums fit int32). The output channels are
     shared among the threads; each weight row is read once per image."""
-    channels = w.shape[0]
-    parts, per = split(channels, w.size * cols.shape[2])
-    if parts == 1:
-        _int_dots(w, cols, acc, 0, channels)
-        return
-    for part in prange(parts):
-        _int_dots(w, cols, acc, part * per, min(channels, (part + 1) * per))
+    run_parts(_int_dots, w.shape[0], w.size * cols.shape[2], w, cols, acc)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _int_dots(w, cols, acc, lo, hi):
     per_group = w.shape[0] // cols.shape[1]
     for n in range(cols.shape[0]):

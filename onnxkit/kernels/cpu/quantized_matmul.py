@@ -21,12 +21,12 @@ the reference kernel. https://onnx.ai/onnx/operators/onnx__QLinearMatMul.html
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._blas import matmul
 from onnxkit.kernels.cpu._buffers import empty, read_only
-from onnxkit.kernels.cpu._threads import split
+from onnxkit.kernels.cpu._threads import run_parts
 from onnxkit.ops.quant import matmul_integer as ref_mmi
 from onnxkit.ops.quant import qgemm as ref_qgemm
 from onnxkit.ops.quant import qlinear_matmul as ref_qmm
@@ -39,20 +39,14 @@ EXACT_IN_FLOAT32 = 1 << 24  # integers up to this magnitude are exact in float32
 SMALL_PRODUCT = 1 << 17  # multiply-adds; fewer: numpy's matmul (one thread during a run)
 
 
-@njit(cache=True, parallel=True)
 def requantize(acc, bias, mult, zero, low, high, y):
     """y[o, c, i] = clip(rint((acc[o, c, i] + bias[c]) * mult[c]) + zero, low, high) in
     float64; acc holds exact integers (float32 or float64), c is the channel axis."""
-    rows = acc.shape[0] * acc.shape[1]
-    parts, per = split(rows, acc.size)
-    if parts == 1:
-        _requantize(acc, bias, mult, zero, low, high, y, 0, rows)
-        return
-    for p in prange(parts):
-        _requantize(acc, bias, mult, zero, low, high, y, p * per, min(rows, (p + 1) * per))
+    run_parts(_requantize, acc.shape[0] * acc.shape[1], acc.size, acc, bias, mult, zero, low,
+              high, y)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _requantize(acc, bias, mult, zero, low, high, y, lo, hi):
     channels = acc.shape[1]
     for r in range(lo, hi):
