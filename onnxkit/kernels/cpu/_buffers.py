@@ -27,9 +27,9 @@ import numpy as np
 
 # a free buffer's count: the pool's list entry + getrefcount's own argument
 _FREE_REFS = 2
-# below this, np.empty is faster than the pool (0.3 against 1.3 us) and costs no page
-# faults: malloc serves blocks under its mmap threshold (128 KiB) from memory it has
-# mapped already. Measured on 64x64 torchvision models: 2-10% faster than with 4 KiB.
+# below this, np.empty is faster than the pool and costs no page faults: malloc serves
+# blocks under its mmap threshold (128 KiB) from memory it has mapped already
+# (docs/cpu.md, "Measurements behind the kernels' designs")
 SMALL = 1 << 16
 
 
@@ -144,7 +144,7 @@ def empty(shape, dtype=np.float32, capacity: int = 0) -> np.ndarray:
     pool = _CURRENT.get()
     if pool is None or nbytes < SMALL:  # (a negative size too: np.empty says what is wrong)
         return np.empty(shape, dtype=dtype)
-    # an array over the pooled bytes (its base): 0.25 us where .view().reshape() took 0.9
+    # an array over the pooled bytes (its base): cheaper than .view().reshape()
     return np.ndarray(shape, dtype, pool.take(nbytes, capacity))
 
 
@@ -166,7 +166,7 @@ def read_only(a: np.ndarray) -> np.ndarray:
     weights, biases, residuals and masks come either way: an initializer or the spec
     suite's test data read-only; a folded BatchNorm, a missing bias's zeros, a node's
     output or an array the user feeds writable. Handed over as they came, each mix of
-    flags was one more compilation (30 s for the depthwise kernel), in the warm-up or in
+    flags was one more compilation of the kernel, in the warm-up or in
     a user's first run. Handed over read-only, one signature per dtype serves them all
     (``tests/test_cpu_signatures.py``). Outputs and scratch stay writable.
     """

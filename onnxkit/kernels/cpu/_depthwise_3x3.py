@@ -85,11 +85,9 @@ def _plane_3x3(src, wk, pad, acc, dst, b, code, p0, p1, epilogue):
     (H * (W + 2) rounded up to whole vector bodies), bias ``b`` and activation applied
     there when ``epilogue`` (else the caller runs the epilogue), its rows copied out to
     ``dst`` (flat H * W). No phase planes: on the 14x14 and 7x7 planes of a MobileNet the
-    per-plane setup is most of the work (one thread, 576 planes of 14x14: 142 -> 87 us;
-    960 of 7x7: 149 -> 100 us). The loops run over whole vector bodies: on a 7x7 plane
-    the 63 values of ``acc`` all ran in the scalar remainder of LLVM's 64-value loop, and
-    so did the 49 of the epilogue on ``dst`` (AMD VM, two threads, the layer with its
-    epilogue: 960 x 7x7 102 -> 59 us, 192 x 28x28 93 -> 60, 144 x 56x56 190 -> 130)."""
+    per-plane setup is most of the work. The loops run over whole vector bodies: on a
+    7x7 plane the 63 values of ``acc`` would all run in the scalar remainder of LLVM's
+    64-value loop, and so would the 49 of the epilogue on ``dst`` (docs/cpu.md)."""
     height, width = src.shape
     wp = width + 2
     span = _whole_vectors(height * wp)
@@ -153,8 +151,8 @@ def _plane_3x3_s2_apart(ev, od, pitch, wk, dst, ow_n):
     """3x3, stride 2, padding 1 from the columns set apart (``_columns_apart``): output
     (oh, t) reads padded rows 2oh .. 2oh + 2 at columns 2t, 2t + 1, 2t + 2, that is
     ``ev[t]``, ``od[t]``, ``ev[t + 1]`` of each row: nine contiguous runs, where
-    ``_plane_3x3_s2`` reads every other value (96 planes of 112x112 on the AMD VM, two
-    threads: 361 -> 174 us; on rows of 14 and less it is the slower, ``S2_APART``)."""
+    ``_plane_3x3_s2`` reads every other value (on rows of 14 and less it is the slower,
+    ``S2_APART``; docs/cpu.md)."""
     w0, w1, w2 = wk[0, 0], wk[0, 1], wk[0, 2]
     w3, w4, w5 = wk[1, 0], wk[1, 1], wk[1, 2]
     w6, w7, w8 = wk[2, 0], wk[2, 1], wk[2, 2]

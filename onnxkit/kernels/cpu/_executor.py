@@ -41,7 +41,8 @@ class CpuExecutor(Executor):
 
 class _CpuRun:
     """The context of one run on the cpu executor: the session's pool current, BLAS on
-    one thread, the tuning flag fixed once. A class, not a generator (7.7 -> 2 us a run)."""
+    one thread, the tuning flag fixed once. A class, not a generator: cheaper to enter
+    and leave on every run."""
 
     __slots__ = ("executor", "tokens")
 

@@ -44,8 +44,8 @@ def rule(pixels: int) -> bool:
 
 def eligible(pixels: int) -> bool:
     """Whether the path is worth timing for a layer of ``pixels`` output pixels: up to an
-    8x8 plane (the 7x7 planes of networks at 224x224 included). On 15x15 planes im2col +
-    BLAS ran 2x faster (16 -> 64 channels, 3x3: 71 us against 150)."""
+    8x8 plane (the 7x7 planes of networks at 224x224 included); on larger planes im2col +
+    BLAS is the faster (docs/cpu.md)."""
     return pixels <= 64
 
 
@@ -57,7 +57,7 @@ def patches(x, p, kh, kw, sh, sw, dh, dw, top, left, ow_n):
     Per pixel, the taps inside the input are one range of rows and one of columns
     (``window_taps``); a patch with taps outside is zeroed first. The innermost loop
     runs over the channels (one tap of each): over the taps instead, its few iterations
-    cost ~5 ns a value in loop setup (384 channels, 1x1, 3x3 pixels: 19 us; now 4).
+    would cost more in loop setup than in copying (docs/cpu.md).
     """
     channels, height, width = x.shape
     plane, taps = height * width, kh * kw
