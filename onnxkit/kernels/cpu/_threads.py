@@ -47,7 +47,6 @@ def set_min_parallel(values: int) -> None:
     """Kernels touching fewer than ``values`` values run on one thread from now on."""
     if AVAILABLE:
         _MIN_PARALLEL[0] = max(0, int(values))
-        _C_MIN.value = _MIN_PARALLEL[0]  # TEMPORARY: the prange split's copy
 
 
 def threads() -> int:
@@ -97,56 +96,22 @@ def run_split(kernel, items: int, parts: int, per: int, *args) -> None:
             future.result()
 
 
-# --- TEMPORARY (removed once every kernel calls run_parts): the prange split ---
-import ctypes  # noqa: E402
-
-import llvmlite.binding as llvm  # noqa: E402
-from llvmlite import ir  # noqa: E402
-from numba import njit, types  # noqa: E402
-from numba.extending import intrinsic  # noqa: E402
-
-_C_MIN = ctypes.c_int64(_MIN_PARALLEL[0])
-_SYMBOL = "onnxkit_cpu_min_parallel"
-llvm.add_symbol(_SYMBOL, ctypes.addressof(_C_MIN))
-
-
-@intrinsic
-def _kernel_threads(typingctx):
-    """Numba's thread count for the calling thread (its ``get_num_threads`` entry point,
-    linked by name as Numba's parallel loops link it: the kernel stays cacheable)."""
-    def codegen(context, builder, signature, args):
-        fn = builder.module.globals.get("get_num_threads")
-        if fn is None:  # declared as Numba declares it; the C function returns an int
-            fn = ir.Function(builder.module, ir.FunctionType(ir.IntType(64), []),
-                             "get_num_threads")
-        count = builder.trunc(builder.call(fn, []), ir.IntType(32))
-        return builder.sext(count, ir.IntType(64))
-    return types.int64(), codegen
-
-
-@intrinsic
-def _kernel_min_parallel(typingctx):
-    """``min_parallel()`` inside a kernel: the C global, linked by name."""
-    def codegen(context, builder, signature, args):
-        cell = builder.module.globals.get(_SYMBOL)
-        if cell is None:
-            cell = ir.GlobalVariable(builder.module, ir.IntType(64), _SYMBOL)
-            cell.linkage = "external"
-        return builder.load(cell)
-    return types.int64(), codegen
-
-
-@njit(inline="always")
-def split(items, elements):
-    """(parts, items per part) for a loop over ``items`` touching ``elements`` values:
-    one part per thread of the caller, or one part for small work. Part p covers
-    [p * per, min(items, (p + 1) * per)). A driver's serial call for small work starts at
-    ``parts - 1`` (0, a run-time integer): a literal 0 is typed ``Literal[int](0)``, and
-    the serial function would be compiled a second time for it."""
-    if elements < _kernel_min_parallel():
-        parts = 1
-    else:
-        parts = max(1, min(_kernel_threads(), items))
-    return parts, (items + parts - 1) // parts
-
-
+def blas_info() -> list[dict]:
+    """One entry per BLAS library loaded in this process (name, version, core, threads);
+    ``numpy`` marks numpy's own (the products call ``_blas.LIBRARY``: oneMKL where
+    installed). A machine that forces an older OpenBLAS core (``OPENBLAS_CORETYPE``, e.g.
+    Haswell on an AVX-512 CPU) runs its sgemm at half speed."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
+        return []
+    rows = []
+    for info in threadpool_info():
+        if info.get("user_api") != "blas":
+            continue
+        path = info.get("filepath", "")
+        rows.append({"library": os.path.basename(path), "numpy": "numpy" in path,
+                     "api": info.get("internal_api"), "version": info.get("version"),
+                     "core": info.get("architecture"), "threads": info.get("num_threads"),
+                     "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE", "")})
+    return rows

@@ -2,14 +2,13 @@
 
     python -m onnxkit.kernels.cpu.warm          # (make warm) minutes the first time
 
-Numba compiles a kernel for each combination of argument types on its first call (the
-parallel drivers, a ``prange`` over the threads, are the slow ones) and, with
-``cache=True``, writes the machine code under ``NUMBA_CACHE_DIR`` (the Makefile points
-it at ``.cache/numba``); later processes load it from there. This
-module calls each kernel on small float32 inputs along each of its code paths (the same
-argument types real models produce; the compiled kernels take float32 only,
-``_dtypes.COMPILED``). A kernel with a fused activation is
-compiled once per activation it is called with (``_math``: the code's class is its type):
+Numba compiles a kernel for each combination of argument types on its first call and,
+with ``cache=True``, writes the machine code under ``NUMBA_CACHE_DIR`` (the Makefile
+points it at ``.cache/numba``); later processes load it from there. This module calls
+each kernel on small float32 inputs along each of its code paths (the same argument
+types real models produce; the compiled kernels take float32 only, ``_dtypes.COMPILED``).
+A kernel with a fused activation is compiled once per activation it is called with
+(``_math``: the code's class is its type):
 the calls here cover none, Relu, Clip, Gelu and Swish; a model fusing another activation
 compiles that one variant on first use.
 """
