@@ -158,4 +158,5 @@ def test_one_compiled_kernel_serves_every_thread_setting():
     finally:
         set_num_threads(threads)
         _threads.set_min_parallel(least)
-    assert not added_since(before)
+    added = added_since(before)
+    assert not added, f"compiled for a thread setting: {added}"
