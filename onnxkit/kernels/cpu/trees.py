@@ -1,24 +1,16 @@
-"""Tree ensembles on the ``cpu`` executor: the reference kernels, with a Numba walk and the
-node table kept from run to run.
+"""Tree ensembles on the ``cpu`` executor: TreeEnsembleClassifier, TreeEnsembleRegressor
+(ai.onnx.ml 1, 3-5) and TreeEnsemble (ai.onnx.ml 5).
 
-    walk: for each tree t, each row n (rows shared among the threads):
-        p = root[t]
-        while p is not a leaf:                      (at most as many steps as nodes)
-            x = X[n, feature[p]]
-            p = true_next[p] if compare(mode[p], x, threshold[p])
-                                 or (x is NaN and missing_true[p]) else false_next[p]
-        pos[n, t] = p
-    sum:  out[n] += weights of leaf pos[n, t], for t = 0, 1, ... (the reference's order)
+    plan time (``prepare``):  the node's forest laid out once (``_forest.layout``)
+    each run:                 Z (and Y) = forest_rows(X, layout...)   rows shared by threads
 
-The reference walks every (row, tree) pair one level per numpy step; here each pair
-walks alone in compiled code, tree by tree (a tree's nodes stay in cache while the
-rows pass). The node table and the arrays the reference builds from the attributes on
-every call are built once per node: each plan step gets its own ``_Acceleration``
-(``prepare``), whose entries hold the attribute values the step hands over unchanged
-run after run, found again by ``is``. Set membership (TreeEnsemble's
-BRANCH_MEMBER) keeps the numpy walk. Everything else (attribute checks, aggregation,
-post-transforms, labels) is the reference kernel's code (``onnxkit.ops.ml._tree_walk``,
-``ACCELERATION``).
+One compiled call walks every tree for its rows, aggregates as it goes (SUM, AVERAGE,
+MIN, MAX) and finishes each row: base values, post_transform, the classifier's label
+(``_forest_walk``). It answers as the reference kernel does (``onnxkit.ops.ml``): the
+same float32 sums in the same order. The reference kernel itself runs what the walk does
+not cover: inputs that are not float32 (compared in float64), double weights
+(``*_weights_as_tensor``), set membership (BRANCH_MEMBER), a cycle, more than two
+dimensions, attributes the reference rejects (it raises its error at run time).
 https://onnx.ai/onnx/operators/onnx_aionnxml_TreeEnsemble.html
 """
 
@@ -28,173 +20,68 @@ import functools
 import inspect
 
 import numpy as np
-from numba import njit, prange
 
-from onnxkit.errors import AttributeMismatchError
 from onnxkit.kernels.cpu import CPU
-from onnxkit.kernels.cpu._buffers import read_only
-from onnxkit.kernels.cpu._threads import split
-from onnxkit.ops.ml import _tree_walk
+from onnxkit.kernels.cpu._forest import layout
+from onnxkit.kernels.cpu._forest_walk import forest_rows
+from onnxkit.kernels.cpu._threads import run_parts
 from onnxkit.ops.registry import ML_DOMAIN, REFERENCE, op
 
-LEQ, LT, GTE, GT, EQ, NEQ = (_tree_walk.LEQ, _tree_walk.LT, _tree_walk.GTE, _tree_walk.GT,
-                             _tree_walk.EQ, _tree_walk.NEQ)
 TREE_OPS = ("TreeEnsembleClassifier", "TreeEnsembleRegressor", "TreeEnsemble")
-FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+F32 = np.dtype(np.float32)
+STEPS_PER_TREE = 8  # rough values touched per (row, tree): how work is weighed for threads
 
 
-@njit(cache=True, error_model="numpy")
-def _walk_rows(X, is_leaf, feature, threshold, mode, true_next, false_next, missing_true,
-               roots, pos, lo, hi):
-    """Rows lo .. hi - 1; False when a walk took more steps than there are nodes (a cycle)."""
-    limit = is_leaf.size
-    for t in range(roots.size):  # tree by tree: its nodes stay in cache for every row
-        for r in range(lo, hi):
-            p = roots[t]
-            steps = 0
-            while not is_leaf[p]:
-                x = X[r, feature[p]]
-                th = threshold[p]
-                m = mode[p]
-                if m == LEQ:
-                    go = x <= th
-                elif m == LT:
-                    go = x < th
-                elif m == GTE:
-                    go = x >= th
-                elif m == GT:
-                    go = x > th
-                elif m == EQ:
-                    go = x == th
-                else:  # NEQ
-                    go = x != th
-                if not go and x != x and missing_true[p]:
-                    go = True
-                p = true_next[p] if go else false_next[p]
-                steps += 1
-                if steps > limit:
-                    return False
-            pos[r, t] = p
-    return True
+class PreparedForest:
+    """A tree node's kernel on the plan: its forest's layout, made once."""
 
+    __slots__ = ("reference_fn", "layout", "arrays", "work")
 
-@njit(cache=True, parallel=True)
-def walk_leaves(X, is_leaf, feature, threshold, mode, true_next, false_next, missing_true,
-                roots, pos):
-    """``pos[n, t]``: the leaf row n reaches in tree t; False on a cycle. Rows are shared
-    among the threads (``split``: one thread for small work)."""
-    rows = X.shape[0]
-    parts, per = split(rows, rows * roots.size * 8)
-    if parts == 1:
-        return _walk_rows(X, is_leaf, feature, threshold, mode, true_next, false_next,
-                          missing_true, roots, pos, parts - 1, rows)
-    ok = np.ones(parts, np.bool_)
-    for q in prange(parts):
-        ok[q] = _walk_rows(X, is_leaf, feature, threshold, mode, true_next, false_next,
-                           missing_true, roots, pos, q * per, min(rows, (q + 1) * per))
-    return ok.all()
-
-
-@njit(cache=True, error_model="numpy")
-def _sum_rows(table, pos, out, lo, hi):
-    for r in range(lo, hi):
-        for t in range(pos.shape[1]):  # tree after tree: the reference's order of sums
-            row = table[pos[r, t]]
-            for k in range(out.shape[1]):
-                out[r, k] += row[k]
-
-
-@njit(cache=True, parallel=True)
-def sum_leaves(table, pos, out):
-    """``out[n] += table[pos[n, t]]`` for t = 0, 1, ...: each reached leaf's weights, rows
-    shared among the threads."""
-    rows = out.shape[0]
-    parts, per = split(rows, pos.size * out.shape[1])
-    if parts == 1:
-        _sum_rows(table, pos, out, parts - 1, rows)
-        return
-    for q in prange(parts):
-        _sum_rows(table, pos, out, q * per, min(rows, (q + 1) * per))
-
-
-class _Acceleration:
-    """What ``_tree_walk`` uses while one node's tree kernel runs (``ACCELERATION``)."""
-
-    def __init__(self, max_entries: int = 64):
-        # past this the memo starts again: a tree node keeps about eight entries (its node
-        # table, leaf positions, attribute arrays: ~2.5 MB for 100 trees of ~470 nodes)
-        self.max_entries = max_entries
-        self._kept: list = []  # (objects, value)
-
-    @staticmethod
-    def walk(forest, X, pos) -> bool:
-        """Fill ``pos``; False (nothing done) for modes past NEQ, left to numpy."""
-        if forest.mode.size and int(forest.mode.max()) > NEQ:
-            return False
-        # float32 compares as it is; ints and float64 as float64, as numpy promotes them
-        X = read_only(np.ascontiguousarray(X, dtype=np.float32 if X.dtype == np.float32
-                                           else np.float64))
-        arrays = (forest.is_leaf, forest.feature, forest.threshold, forest.mode,
-                  forest.true_next, forest.false_next, forest.missing_true, forest.roots)
-        kinds = (np.bool_, np.int64, np.float64, np.int8, np.int64, np.int64, np.bool_,
-                 np.int64)
-        arrays = tuple(read_only(np.ascontiguousarray(a, dtype=k)) for a, k in zip(arrays, kinds))
-        if not walk_leaves(X, *arrays, pos):
-            raise AttributeMismatchError("the trees contain a cycle (a node is its own ancestor)")
-        return True
-
-    @staticmethod
-    def sum_leaves(table, pos, out) -> bool:
-        if table.dtype not in FLOATS or out.dtype != table.dtype:
-            return False
-        sum_leaves(read_only(np.ascontiguousarray(table)),
-                   read_only(np.ascontiguousarray(pos, dtype=np.int64)), out)
-        return True
-
-    def kept(self, objects: tuple, build):
-        """``build()`` once per tuple of attribute objects (the step passes the same ones
-        run after run; an entry holds them, and matches the very same objects only);
-        arrays come back read-only."""
-        for held, value in self._kept:
-            if len(held) == len(objects) and all(a is b for a, b in zip(held, objects)):
-                return value
-        if len(self._kept) >= self.max_entries:
-            self._kept.clear()
-        value = build()
-        if isinstance(value, np.ndarray):
-            value = read_only(value)
-        self._kept.append((objects, value))
-        return value
-
-
-class _Prepared:
-    """A tree node's kernel on the plan: the reference kernel with the Numba walk and
-    this node's own kept tables."""
-
-    __slots__ = ("reference_fn", "acceleration", "op_type")
-
-    def __init__(self, reference_fn, op_type: str):
-        self.reference_fn, self.op_type = reference_fn, op_type
-        self.acceleration = _Acceleration()
+    def __init__(self, reference_fn, forest):
+        self.reference_fn, self.layout = reference_fn, forest
+        self.arrays = forest.arrays if forest is not None else ()
+        self.work = STEPS_PER_TREE * max(1, forest.n_trees) if forest is not None else 0
 
     def __call__(self, X, **attributes):
-        token = _tree_walk.ACCELERATION.set(self.acceleration)
-        try:
+        forest = self.layout
+        if forest is None or X.dtype != F32 or not 1 <= X.ndim <= 2:
             return self.reference_fn(X, **attributes)
-        finally:
-            _tree_walk.ACCELERATION.reset(token)
+        if X.ndim == 1:
+            X = X.reshape(1, -1)
+        rows = X.shape[0]
+        if rows and forest.n_trees and X.shape[1] <= forest.max_feature:
+            return self.reference_fn(X, **attributes)  # it names the features read
+        if not X.flags.c_contiguous:
+            X = np.ascontiguousarray(X)
+        if X.flags.writeable:  # one compiled signature: X read-only, as every array
+            X = X.view()
+            X.flags.writeable = False
+        Z = np.empty((rows, forest.n_outputs), np.float32)
+        Y = np.empty(rows if forest.classifier else 0, np.int64)
+        run_parts(forest_rows, rows, rows * self.work, X, *self.arrays, Z, Y)
+        if not forest.classifier:
+            return Z
+        return (Y if forest.string_labels is None else forest.string_labels[Y]), Z
 
 
-def _accelerated(reference_fn, op_type: str):
-    """``reference_fn`` run with the Numba walk; called outside a plan, nothing is kept
-    from one call to the next. ``kernel.prepare`` gives a plan step its own kept tables."""
+def prepared(reference_fn, op_type: str, attrs: dict) -> PreparedForest:
+    """The kernel of one node with these attributes (the reference's defaults filled)."""
+    bound = inspect.signature(reference_fn).bind_partial(**attrs)
+    bound.apply_defaults()
+    return PreparedForest(reference_fn, layout(op_type, bound.arguments))
+
+
+def _kernel(reference_fn, op_type: str):
+    """The registered kernel: called outside a plan it lays the forest out for this call
+    alone; ``kernel.prepare`` does it once for a plan step."""
 
     @functools.wraps(reference_fn)
     def kernel(X, **attributes):
-        return _Prepared(reference_fn, op_type)(X, **attributes)
+        return prepared(reference_fn, op_type, attributes)(X, **attributes)
 
     kernel.__signature__ = inspect.signature(reference_fn)
-    kernel.prepare = lambda node, attrs, constants, shapes: _Prepared(reference_fn, op_type)
+    kernel.prepare = lambda node, attrs, constants, shapes: prepared(reference_fn, op_type,
+                                                                     attrs)
     return kernel
 
 
@@ -205,7 +92,19 @@ def _register() -> None:
     for kernel in list(REFERENCE):
         if kernel.domain == ML_DOMAIN and kernel.op_type in TREE_OPS:
             op(kernel.op_type, kernel.since_version, domain=ML_DOMAIN, registry=CPU)(
-                _accelerated(kernel.fn, kernel.op_type))
+                _kernel(kernel.fn, kernel.op_type))
+
+
+def warm_up() -> None:
+    """Compile (or load) ``forest_rows``: a one-split regressor on three rows."""
+    from onnxkit.ops.ml.tree_ensemble_regressor import tree_ensemble_regressor
+
+    fn = prepared(tree_ensemble_regressor, "TreeEnsembleRegressor", dict(
+        nodes_treeids=[0, 0, 0], nodes_nodeids=[0, 1, 2], nodes_featureids=[1, 0, 0],
+        nodes_values=[0.5, 0.0, 0.0], nodes_modes=["BRANCH_LEQ", "LEAF", "LEAF"],
+        nodes_truenodeids=[1, 0, 0], nodes_falsenodeids=[2, 0, 0], target_treeids=[0, 0],
+        target_nodeids=[1, 2], target_ids=[0, 0], target_weights=[1.0, 2.0], n_targets=1))
+    fn(np.zeros((3, 2), np.float32))
 
 
 _register()
