@@ -24,7 +24,9 @@ parameters. A code is a one-field named tuple whose class names the activation
 (``Relu(1)``): its Numba type differs per activation, so ``activate`` picks the formula
 while compiling, and a kernel is compiled only for the activations it is called with,
 each specialization holding one formula (not a switch over all of them at every call
-site). ``activation_code`` maps names to the codes a kernel applies inside its own loops
+site). The formulas are those shared with the cuda kernels
+(``onnxkit.kernels.activation_formulas``), on float32 constants and the primitives here.
+``activation_code`` maps names to the codes a kernel applies inside its own loops
 (``finish``); ``separate_code`` to those applied in one pass of their own after it
 (Sigmoid, Tanh, Swish: ``activations.activate_in_place``); both return None for the
 ones left to the reference (Elu, GeluTanh).
@@ -39,6 +41,8 @@ import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic, overload
+
+from onnxkit.kernels.activation_formulas import formulas
 
 # fast-math without nnan/ninf: reductions may reassociate, NaN and inf stay honest
 FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
@@ -193,7 +197,8 @@ def tanh(x):
 
 @njit(fastmath=FASTMATH, error_model="numpy")
 def erf(x):
-    """erf(x) in the precision of x (NaN stays NaN)."""
+    """erf(x) in the precision of x (NaN stays NaN); exactly +-1 from |x| = 4 on, where the
+    fit gives 1 - 2**-24: Gelu's 1 + erf(x / sqrt 2) must reach 0 for large negative x."""
     c = x
     if c > F4:
         c = F4
@@ -211,43 +216,18 @@ def activate(v, code, p0, p1):
     raise NotImplementedError("activate runs inside Numba kernels")
 
 
+# the shared formulas (``onnxkit.kernels.activation_formulas``) on float32 constants and the
+# vectorizable primitives above; exp (Elu's, no code here) is math's
+FORMULAS = formulas(number=np.float32, exp=math.exp, sigmoid=sigmoid, tanh=tanh, erf=erf)
+_FORMULA_OF = {NoActivation: FORMULAS.identity, Relu: FORMULAS.relu, Clip: FORMULAS.clip,
+               LeakyRelu: FORMULAS.leaky_relu, HardSigmoid: FORMULAS.hard_sigmoid,
+               HardSwish: FORMULAS.hard_swish, Gelu: FORMULAS.gelu, Erf: FORMULAS.erf,
+               Sigmoid: FORMULAS.sigmoid, Tanh: FORMULAS.tanh, Swish: FORMULAS.swish}
+
+
 def _formula(kind):
     """The scalar function of activation class ``kind`` (v, p0, p1) -> value."""
-    if kind is Relu:
-        return lambda v, p0, p1: F0 if v < F0 else v
-    if kind is Clip:
-        def clip(v, p0, p1):
-            low = p0 if v < p0 else v
-            return p1 if low > p1 else low
-        return clip
-    if kind is LeakyRelu:
-        return lambda v, p0, p1: v if v >= F0 else v * p0
-    if kind is HardSigmoid:
-        def hard_sigmoid(v, p0, p1):
-            h = p0 * v + p1
-            low = F0 if h < F0 else h
-            return F1 if low > F1 else low
-        return hard_sigmoid
-    if kind is HardSwish:
-        def hard_swish(v, p0, p1):
-            h = v / F6 + HALF
-            low = F0 if h < F0 else h
-            high = F1 if low > F1 else low
-            return v * high
-        return hard_swish
-    if kind is Gelu:
-        return lambda v, p0, p1: HALF * v * (F1 + erf(v * INV_SQRT2))
-    if kind is Erf:
-        return lambda v, p0, p1: erf(v)
-    if kind is Sigmoid:
-        return lambda v, p0, p1: sigmoid(v)
-    if kind is Tanh:
-        return lambda v, p0, p1: tanh(v)
-    if kind is Swish:
-        return lambda v, p0, p1: v * sigmoid(p0 * v)
-    if kind is NoActivation:
-        return lambda v, p0, p1: v
-    return None
+    return _FORMULA_OF.get(kind)
 
 
 _SCALARS: dict = {}

@@ -6,23 +6,39 @@ CUDA device functions by ``onnxkit.kernels.indexing.for_cuda``; under the simula
 run as Python on numpy scalars, so domain edges (log of 0, sqrt of -1, exp overflow)
 are spelled out rather than left to ``math`` (which raises in Python, not in CUDA).
 
-``ACTIVATIONS`` maps the ``activation`` attribute of the onnxkit fused operators (see
-``onnxkit.ops.fused._common``) to a formula and the defaults of its two parameters.
+The activations (identity, relu, clip, sigmoid, gelu, ...) are the formulas shared with
+the cpu kernels (``onnxkit.kernels.activation_formulas``), built here on ``math``'s exp,
+tanh and erf and an overflow-free sigmoid. ``ACTIVATIONS`` maps the ``activation``
+attribute of the onnxkit fused operators (see ``onnxkit.ops.fused._common``) to a
+formula and the defaults of its two parameters.
 """
 
 from __future__ import annotations
 
 import math
 
+from onnxkit.kernels import activation_formulas
+from onnxkit.kernels.indexing import for_cuda
+
 INF = math.inf
 NAN = math.nan
-SQRT_HALF = 0.7071067811865476  # 1 / sqrt(2)
-SQRT_2_OVER_PI = 0.7978845608028654
 _EXACT = 4503599627370496.0  # 2**52: every float this large is an integer
 
 
-def identity(x, p0, p1):
-    return x
+def _sigmoid(x):
+    """1 / (1 + exp(-x)), exp overflowing for neither sign."""
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+FORMULAS = activation_formulas.formulas(exp=math.exp, sigmoid=for_cuda(_sigmoid),
+                                        tanh=math.tanh, erf=math.erf)
+(identity, relu, leaky_relu, clip, hard_sigmoid, hard_swish, elu, sigmoid, tanh, erf, swish,
+ gelu, gelu_tanh) = FORMULAS
+# name -> (formula, default p0, default p1); the onnxkit fused operators' epilogues
+ACTIVATIONS = activation_formulas.activation_table(FORMULAS)
 
 
 def nonzero(x, p0, p1):
@@ -34,71 +50,9 @@ def divide_by(x, p0, p1):
     return x / p0
 
 
-def relu(x, p0, p1):
-    """max(x, 0); NaN stays NaN."""
-    return x if (x > 0 or x != x) else 0
-
-
-def leaky_relu(x, p0, p1):
-    return x if x >= 0 else x * p0
-
-
-def elu(x, p0, p1):
-    return x if x >= 0 else p0 * (math.exp(x) - 1.0)
-
-
-def hard_sigmoid(x, p0, p1):
-    return max(0.0, min(1.0, p0 * x + p1))
-
-
-def hard_swish(x, p0, p1):
-    return x * max(0.0, min(1.0, x / 6.0 + 0.5))
-
-
-def sigmoid(x, p0, p1):
-    """1 / (1 + exp(-x)), without overflowing exp for either sign."""
-    if x >= 0:
-        return 1.0 / (1.0 + math.exp(-x))
-    e = math.exp(x)
-    return e / (1.0 + e)
-
-
-def tanh(x, p0, p1):
-    return math.tanh(x)
-
-
-def swish(x, p0, p1):
-    """x * sigmoid(p0 * x) (SiLU for p0 = 1), exp overflowing for neither sign."""
-    v = p0 * x
-    if v >= 0:
-        return x / (1.0 + math.exp(-v))
-    e = math.exp(v)
-    return x * e / (1.0 + e)
-
-
 def softplus(x, p0, p1):
     """log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|))."""
     return max(x, 0.0) + math.log1p(math.exp(-abs(x)))
-
-
-def gelu(x, p0, p1):
-    """0.5 x (1 + erf(x / sqrt 2))."""
-    return 0.5 * x * (1.0 + math.erf(x * SQRT_HALF))
-
-
-def gelu_tanh(x, p0, p1):
-    """0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
-    return 0.5 * x * (1.0 + math.tanh(SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)))
-
-
-def clip(x, p0, p1):
-    """min(max(x, p0), p1): with p0 > p1 everything becomes p1; NaN stays NaN."""
-    y = x
-    if y < p0:
-        y = p0
-    if y > p1:
-        y = p1
-    return y
 
 
 def neg(x, p0, p1):
@@ -133,10 +87,6 @@ def reciprocal(x, p0, p1):
     if x == 0:
         return INF if math.copysign(1.0, x) > 0 else -INF
     return 1.0 / x
-
-
-def erf(x, p0, p1):
-    return math.erf(x)
 
 
 def floor(x, p0, p1):
@@ -279,23 +229,6 @@ def logical_xor(a, b):
 
 def prelu(x, slope):
     return x if x >= 0 else x * slope
-
-
-# name -> (formula, default p0, default p1); the onnxkit fused operators' epilogues
-ACTIVATIONS = {
-    "": (identity, 0.0, 0.0),
-    "Relu": (relu, 0.0, 0.0),
-    "LeakyRelu": (leaky_relu, 0.01, 0.0),
-    "Sigmoid": (sigmoid, 0.0, 0.0),
-    "Tanh": (tanh, 0.0, 0.0),
-    "Clip": (clip, -INF, INF),
-    "HardSigmoid": (hard_sigmoid, 0.2, 0.5),
-    "HardSwish": (hard_swish, 0.0, 0.0),
-    "Swish": (swish, 1.0, 0.0),
-    "Elu": (elu, 1.0, 0.0),
-    "Gelu": (gelu, 0.0, 0.0),
-    "GeluTanh": (gelu_tanh, 0.0, 0.0),
-}
 
 
 def activation(name: str, params) -> tuple:
