@@ -207,7 +207,12 @@ def erf(x):
     t = c * c
     p = P0 + t * (P1 + t * (P2 + t * (P3 + t * (P4 + t * (P5 + t * P6)))))
     q = Q0 + t * (Q1 + t * (Q2 + t * (Q3 + t * (Q4 + t * Q5))))
-    return c * p / q
+    r = c * p / q
+    if x >= F4:
+        r = F1
+    if x <= -F4:
+        r = -F1
+    return r
 
 
 def activate(v, code, p0, p1):
