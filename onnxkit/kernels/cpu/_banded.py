@@ -90,8 +90,10 @@ def _band(x, xp, w, bias, z, has_z, code, p0, p1, y, buf, kh, kw, sh, sw, dh, dw
     oh_n, ow_n = y.shape[1], y.shape[2]
     n = (r_hi - r_lo) * ow_n
     cols = buf[:k * n].reshape(k, n)
-    im2col_rows(x, xp, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh_n, ow_n, r_lo, r_hi, 0,
-                x.shape[0])
+    # every channel: ``r_lo - r_lo``, not a literal 0, which Numba types Literal[int](0)
+    # and would compile im2col_rows a second time for
+    im2col_rows(x, xp, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh_n, ow_n, r_lo, r_hi,
+                r_lo - r_lo, x.shape[0])
     size = y.itemsize
     flat = y.reshape(m, oh_n * ow_n)
     gemm_call(NO_TRANS, NO_TRANS, m, n, k, w.ctypes.data, k, cols.ctypes.data, n,

@@ -114,10 +114,20 @@ def depthwise_conv(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1, y
     """x (N, C, H, W), w (M, 1, KH, KW), M = C * mult, into y (N, M, OH, OW).
 
     The (image, channel) planes are shared among the threads in runs, each with its own
-    scratch planes.
+    scratch planes. A 3x3 layer with padding 1 and stride 1 or 2 (``direct_kind``) runs
+    ``planes_3x3``, any other ``_depthwise_planes``: two entry points, so that a model
+    compiles only the one its layers take.
     """
-    run_parts(_depthwise_planes, x.shape[0] * x.shape[1], x.size + y.size, x, w, bias, z, has_z,
-              sh, sw, dh, dw, pt, pl, code, p0, p1, y)
+    kh, kw = w.shape[2], w.shape[3]
+    direct = direct_kind(kh, kw, sh, sw, dh, dw, pt, pl, x.shape[2], x.shape[3], y.shape[2],
+                         y.shape[3])
+    planes = x.shape[0] * x.shape[1]
+    if direct != 0:
+        run_parts(planes_3x3, planes, x.size + y.size, x, w, bias, z, has_z, direct, code, p0,
+                  p1, y)
+        return
+    run_parts(_depthwise_planes, planes, x.size + y.size, x, w, bias, z, has_z, sh, sw, dh, dw,
+              pt, pl, code, p0, p1, y)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
@@ -127,10 +137,6 @@ def _depthwise_planes(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1
     out_channels, _, kh, kw = w.shape
     oh_n, ow_n = y.shape[2], y.shape[3]
     mult = out_channels // channels
-    direct = direct_kind(kh, kw, sh, sw, dh, dw, pt, pl, height, width, oh_n, ow_n)
-    if direct != 0:
-        planes_3x3(x, w, bias, z, has_z, direct, code, p0, p1, y, lo, hi)
-        return
     hp = _coord(oh_n - 1, kh - 1, sh, 0, dh) + 1  # padded extent the windows read
     wp = _coord(ow_n - 1, kw - 1, sw, 0, dw) + 1
     hq = (hp + sh - 1) // sh + 1  # one slack row: reads past the last row stay inside

@@ -169,7 +169,6 @@ def _plane_3x3_s2_apart(ev, od, pitch, wk, dst, ow_n):
                       + w5 * f1[t] + w6 * e2[t] + w7 * o2[t] + w8 * f2[t])
 
 
-@njit(cache=True)
 def direct_kind(kh, kw, sh, sw, dh, dw, pt, pl, height, width, oh_n, ow_n):
     """1: ``_plane_3x3`` (stride 1, padding 1); 2: stride 2 (``_plane_3x3_s2`` or
     ``_plane_3x3_s2_apart``); 0: neither."""
@@ -188,7 +187,7 @@ def direct_3x3(kernel, strides, dilations, begin, in_hw, out_hw) -> bool:
 
 
 
-@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
 def planes_3x3(x, w, bias, z, has_z, direct, code, p0, p1, y, lo, hi):
     """The planes lo .. hi - 1 (plane = n * C + c) of a layer ``direct_kind`` found direct
     (1: stride 1, 2: stride 2), the epilogue on each output plane."""
