@@ -86,11 +86,17 @@ def run_split(kernel, items: int, parts: int, per: int, *args) -> None:
     if parts <= 1:
         kernel(*args, 0, items)
         return
+    # its first call in this process compiles it (or loads it from the cache): in this
+    # thread, before the others start, where the compile notice finds the node it serves
+    first = not kernel.overloads
+    if first:
+        kernel(*args, 0, min(items, per))
     pool = _pool()
     rest = [pool.submit(kernel, *args, p * per, min(items, (p + 1) * per))
             for p in range(1, parts) if p * per < items]
     try:
-        kernel(*args, 0, min(items, per))
+        if not first:
+            kernel(*args, 0, min(items, per))
     finally:
         for future in rest:
             future.result()
