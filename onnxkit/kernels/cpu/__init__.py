@@ -51,8 +51,9 @@ so, ``_notice``); ``python -m onnxkit.kernels.cpu.warm`` compiles them all ahead
 first session (CI does, so that its test workers do not compile the same kernels twice).
 Numba checks only the timestamp of a kernel's own file, not of the helpers it inlines,
 so the cache lives in a directory named after a hash of the sources compiled in
-(``compiled_sources``: the modules using Numba, those they take constants from, and
-``onnxkit/kernels/indexing.py``, whose index helpers they inline):
+(``compiled_sources``: the modules using Numba, those they take constants from,
+``onnxkit/kernels/indexing.py``, whose index helpers they inline, and
+``onnxkit/kernels/activation_formulas.py``, whose formulas they compile):
 ``$NUMBA_CACHE_DIR/onnxkit-cpu-<hash>`` (``~/.cache/onnxkit/numba/...`` when
 NUMBA_CACHE_DIR is unset). Editing a kernel starts a fresh cache instead of reusing
 stale machine code; editing a module of plain Python keeps it. Thread count, small-work
@@ -101,7 +102,8 @@ def compiled_sources() -> list[Path]:
                 targets.append(base.with_suffix(".py"))
             todo += [t for t in targets if t.parent == here and t.is_file()
                      and t.stem != "__init__"]
-    return sorted(seen, key=str) + [here.parent / "indexing.py"]
+    return sorted(seen, key=str) + [here.parent / "indexing.py",
+                                    here.parent / "activation_formulas.py"]
 
 
 def _sources_hash() -> str:
