@@ -20,7 +20,7 @@ class CpuExecutor(Executor):
     name = "cpu"
 
     def __init__(self, registries: tuple[Registry, ...]):
-        from onnxkit.kernels.cpu import _buffers, _tuning, conv
+        from onnxkit.kernels.cpu import _buffers, _route, _tuning
         from onnxkit.runtime import blas_threads  # loads numpy's OpenBLAS by ctypes: cpu only
 
         super().__init__(registries)
@@ -28,14 +28,16 @@ class CpuExecutor(Executor):
         self.tune = _tuning.asked()  # time the algorithms (True) or not: ONNXKIT_CPU_TUNE, read once
         self.tuning = _tuning.Tuning()  # this session's timed choices and their log
         self._modules = (_buffers, blas_threads, _tuning)
-        self._conv = conv
+        self._taken = _route.taken
 
     def running(self):
         return _CpuRun(self)
 
     def trace_extra(self):
-        """``{"algorithm": ...}`` for a Conv (``kernels.cpu._conv_rules``), else None."""
-        algorithm = self._conv.ran()
+        """``{"algorithm": ...}``: what the node's cpu kernel took (``kernels.cpu._route``) -
+        a Conv's algorithm (``_conv_rules``), or "reference" when it handed the node to the
+        reference kernel; None when it noted nothing."""
+        algorithm = self._taken()
         return None if algorithm is None else {"algorithm": algorithm}
 
 
@@ -54,7 +56,7 @@ class _CpuRun:
         self.tokens = (buffers.using_pool(self.executor.pool),
                        tuning.begin_run(self.executor.tune, self.executor.tuning),
                        blas.one_thread())
-        self.executor._conv.ran()  # (forgets an earlier run's last Conv: ``trace_extra``)
+        self.executor._taken()  # (forgets an earlier untraced run's last note: ``trace_extra``)
 
     def __exit__(self, *exc) -> bool:
         buffers, blas, tuning = self.executor._modules

@@ -22,6 +22,7 @@ from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.kernels.cpu._math import (CLIP, ERF, FASTMATH, GELU, HARD_SIGMOID, HARD_SWISH,
                                        LEAKY_RELU, RELU, SIGMOID, SWISH, TANH, activate)
+from onnxkit.kernels.cpu._route import fall_back
 from onnxkit.kernels.cpu._threads import min_parallel, run_parts
 from onnxkit.ops.fused.gelu import gelu as reference_onnxkit_gelu
 from onnxkit.ops.math import clip as ref_clip
@@ -86,7 +87,7 @@ def activate_in_place(Y, code) -> None:
 
 
 def _or(Y, fallback):
-    return fallback() if Y is None else Y
+    return fall_back(fallback) if Y is None else Y
 
 
 #: below this many values (and the parallel threshold) Relu is numpy's maximum: the

@@ -28,6 +28,7 @@ from onnxkit.kernels.cpu._blas import matmul
 from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.kernels.cpu._math import FASTMATH
+from onnxkit.kernels.cpu._route import fall_back
 from onnxkit.kernels.cpu._threads import run_parts
 from onnxkit.kernels.cpu.softmax import normalize_rows
 from onnxkit.ops.attention import _heads
@@ -183,7 +184,7 @@ def attention(Q, K, V, attn_mask=None, *, is_causal=0, kv_num_heads=None, q_num_
               scale=None, softcap=0.0):
     Y = attention_fast(Q, K, V, attn_mask, is_causal, kv_num_heads, q_num_heads, scale, softcap)
     if Y is None:
-        return reference_attention(Q, K, V, attn_mask, is_causal=is_causal,
-                                   kv_num_heads=kv_num_heads, q_num_heads=q_num_heads,
-                                   scale=scale, softcap=softcap)
+        return fall_back(reference_attention, Q, K, V, attn_mask, is_causal=is_causal,
+                         kv_num_heads=kv_num_heads, q_num_heads=q_num_heads, scale=scale,
+                         softcap=softcap)
     return Y

@@ -20,6 +20,7 @@ from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.kernels.cpu import _math
 from onnxkit.kernels.cpu._math import FASTMATH, applies, finish
+from onnxkit.kernels.cpu._route import fall_back
 from onnxkit.kernels.cpu._threads import run_parts
 from onnxkit.kernels.cpu.activations import activate_in_place
 from onnxkit.ops.fused.fused_batch_norm import fused_batch_normalization as reference_fused
@@ -74,9 +75,8 @@ def batch_normalization(X, scale, B, input_mean, input_var, *, epsilon=1e-5, mom
                         training_mode=0):
     Y = None if training_mode else batch_norm_fast(X, scale, B, input_mean, input_var, epsilon)
     if Y is None:
-        return reference_batch_normalization(X, scale, B, input_mean, input_var,
-                                             epsilon=epsilon, momentum=momentum,
-                                             training_mode=training_mode)
+        return fall_back(reference_batch_normalization, X, scale, B, input_mean, input_var,
+                         epsilon=epsilon, momentum=momentum, training_mode=training_mode)
     return Y
 
 
@@ -86,9 +86,9 @@ def batch_normalization_legacy(X, scale, B, mean, var, *, consumed_inputs=None, 
     training = ctx.n_outputs > 1 and not is_test
     Y = None if training or not spatial else batch_norm_fast(X, scale, B, mean, var, epsilon)
     if Y is None:
-        return reference_legacy(X, scale, B, mean, var, consumed_inputs=consumed_inputs,
-                                epsilon=epsilon, is_test=is_test, momentum=momentum,
-                                spatial=spatial, ctx=ctx)
+        return fall_back(reference_legacy, X, scale, B, mean, var,
+                         consumed_inputs=consumed_inputs, epsilon=epsilon, is_test=is_test,
+                         momentum=momentum, spatial=spatial, ctx=ctx)
     return Y
 
 
@@ -97,6 +97,6 @@ def fused_batch_normalization(X, scale, B, mean, var, *, epsilon=1e-5, activatio
                               activation_params=None):
     Y = batch_norm_fast(X, scale, B, mean, var, epsilon, activation, activation_params)
     if Y is None:
-        return reference_fused(X, scale, B, mean, var, epsilon=epsilon, activation=activation,
-                               activation_params=activation_params)
+        return fall_back(reference_fused, X, scale, B, mean, var, epsilon=epsilon,
+                         activation=activation, activation_params=activation_params)
     return Y

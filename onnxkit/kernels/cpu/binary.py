@@ -15,6 +15,7 @@ import numpy as np
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._broadcast import broadcast_shape
 from onnxkit.kernels.cpu._buffers import SMALL, empty
+from onnxkit.kernels.cpu._route import fall_back
 from onnxkit.ops.math import binary as ref_binary
 from onnxkit.ops.math import variadic as ref_variadic
 from onnxkit.ops.registry import op
@@ -42,7 +43,7 @@ def _kernel(name: str, ufunc, reference):
         if A.shape == B.shape and A.nbytes < SMALL and A.dtype in FLOATS and B.dtype == A.dtype:
             return ufunc(A, B)
         C = apply(ufunc, A, B)
-        return reference(A, B) if C is None else C
+        return fall_back(reference, A, B) if C is None else C
 
     kernel.__name__ = kernel.__qualname__ = name
     return kernel
@@ -57,12 +58,12 @@ div = op("Div", 7, 13, 14, registry=CPU)(_kernel("div", np.divide, ref_binary.di
 @op("Sum", 8, 13, registry=CPU)
 def sum_(*data):
     if len(data) < 2 or any(d.dtype != data[0].dtype for d in data):
-        return ref_variadic.sum_(*data)
+        return fall_back(ref_variadic.sum_, *data)
     C = apply(np.add, data[0], data[1])
     if C is None:
-        return ref_variadic.sum_(*data)
+        return fall_back(ref_variadic.sum_, *data)
     for x in data[2:]:
         if broadcast_shape(C.shape, x.shape) != C.shape:
-            return ref_variadic.sum_(*data)
+            return fall_back(ref_variadic.sum_, *data)
         np.add(C, x, out=C)
     return C

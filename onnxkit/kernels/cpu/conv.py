@@ -46,6 +46,7 @@ from onnxkit.kernels.cpu._conv_routes import (FLOATS, by_dots, depthwise, run_im
 from onnxkit.kernels.cpu._conv_rules import facts, may_run, rule
 from onnxkit.kernels.cpu._depthwise_3x3 import direct_3x3
 from onnxkit.kernels.cpu._pointwise import run_bands, run_product
+from onnxkit.kernels.cpu._route import fall_back, note, taken
 from onnxkit.kernels.cpu._tuning import timed, tuning
 from onnxkit.kernels.cpu.activations import activate_in_place
 from onnxkit.ops.fused.fused_conv import fused_conv as reference_fused_conv
@@ -53,7 +54,6 @@ from onnxkit.ops.nn.conv import conv as reference_conv
 from onnxkit.ops.registry import op
 SMALL_PLANE = 64  # output pixels; at most this many: channels-last depthwise
 MAX_LAYERS = 64  # input shapes one node keeps a Layer for; past this it starts again
-_RAN = threading.local()  # the algorithm of this thread's last Conv (``ran``)
 _CHOOSING = threading.Lock()  # one timing at a time: a session's threads agree on a choice
 _ND = "n-d"  # a layer of 3-D and larger inputs (``_conv_nd``)
 _MISSING = object()
@@ -123,8 +123,10 @@ class PreparedConv:
             a = self.attrs
             Y = conv_nd(X, W, B, Z, a["auto_pad"], a["dilations"], a["group"], a["pads"],
                         a["strides"], a.get("activation", ""), a.get("activation_params"))
-            _RAN.algorithm = None if Y is None else _ND  # reported as "n-d" (``ran``)
-            return self._reference(X, W, B, Z) if Y is None else Y
+            if Y is None:
+                return self._reference(X, W, B, Z)
+            note(_ND)  # reported as "n-d"
+            return Y
         if L.one_d:
             Z4 = None if Z is None else Z[:, :, None, :]
             return _run_layer(X[:, :, None, :], W[:, :, None, :], B, Z4, L)[:, :, 0, :]
@@ -172,8 +174,8 @@ class PreparedConv:
 
     def _reference(self, X, W, B, Z):
         if self.fused:
-            return reference_fused_conv(X, W, B, Z, **self.attrs)
-        return reference_conv(X, W, B, **self.attrs)
+            return fall_back(reference_fused_conv, X, W, B, Z, **self.attrs)
+        return fall_back(reference_conv, X, W, B, **self.attrs)
 
 
 def prepare_conv(node, attrs: dict, constants: dict, shapes: dict) -> PreparedConv:
@@ -204,16 +206,11 @@ def _run_layer(X, W, B, Z, L):
     Y = L.route(X, W, B, L.no_bias if B is None else read_only(B), Z, L)
     if L.after is not None:
         activate_in_place(Y, L.after)
-    _RAN.algorithm = L.algorithm
+    note(L.algorithm)
     return Y
 
 
-def ran() -> str | None:
-    """The algorithm of the 2-D Conv this thread ran last (``_conv_rules``), once: then
-    None until the next one (the executor's ``trace_extra`` reports it per node)."""
-    algorithm = getattr(_RAN, "algorithm", None)
-    _RAN.algorithm = None
-    return algorithm
+ran = taken  # what this thread's last Conv ran, once (``_route``; the executor's ``trace_extra``)
 
 
 def _route(L, X, W, tuned: bool):

@@ -21,6 +21,7 @@ from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._blas import matmul
 from onnxkit.kernels.cpu._buffers import empty, read_only, zeros_read_only
 from onnxkit.kernels.cpu._dtypes import COMPILED
+from onnxkit.kernels.cpu._route import fall_back
 from onnxkit.kernels.cpu._threads import run_parts
 from onnxkit.kernels.indexing import for_cpu, window_taps
 from onnxkit.ops.nn._windows import scatter_windows
@@ -98,8 +99,8 @@ def conv_transpose(X, W, B=None, *, auto_pad="NOTSET", dilations=None, group=1,
     Y = _fast(X, W, B, group, kernel_shape, strides, dilations, pads, auto_pad, output_padding,
               output_shape)
     if Y is None:
-        return reference_conv_transpose(X, W, B, auto_pad=auto_pad, dilations=dilations,
-                                        group=group, kernel_shape=kernel_shape,
-                                        output_padding=output_padding,
-                                        output_shape=output_shape, pads=pads, strides=strides)
+        return fall_back(reference_conv_transpose, X, W, B, auto_pad=auto_pad,
+                         dilations=dilations, group=group, kernel_shape=kernel_shape,
+                         output_padding=output_padding, output_shape=output_shape, pads=pads,
+                         strides=strides)
     return Y

@@ -21,6 +21,7 @@ from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._blas import matmul
 from onnxkit.kernels.cpu._buffers import empty
 from onnxkit.kernels.cpu._dtypes import COMPILED
+from onnxkit.kernels.cpu._route import fall_back
 from onnxkit.ops.linalg.einsum import einsum as reference_einsum
 from onnxkit.ops.registry import op
 from onnxkit.runtime.limits import check_allocation
@@ -78,4 +79,4 @@ def einsum_fast(A, B, equation: str):
 @op("Einsum", 12, 28, registry=CPU)
 def einsum(*Inputs, equation):
     Y = einsum_fast(*Inputs, equation) if len(Inputs) == 2 else None
-    return reference_einsum(*Inputs, equation=equation) if Y is None else Y
+    return fall_back(reference_einsum, *Inputs, equation=equation) if Y is None else Y

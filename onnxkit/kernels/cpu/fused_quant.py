@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from onnxkit.kernels.cpu import CPU
+from onnxkit.kernels.cpu._route import fall_back
 from onnxkit.kernels.cpu.quantized import (dequantize_linear_13, dynamic_quantize_linear,
                                            quantize_linear_13)
 from onnxkit.kernels.cpu.quantized_matmul import PreparedProduct
@@ -47,7 +48,8 @@ class PreparedQuantProduct:
             a, B, a_scale, b_scale, a_zero, b_zero, bias = (list(inputs) + [None] * 7)[:7]
         acc = self.product.product(a, a_zero, B, b_zero)
         if acc is None:
-            return scaled(ref_mmi.matmul_integer(a, B, a_zero, b_zero), a_scale, b_scale, bias)
+            return scaled(fall_back(ref_mmi.matmul_integer, a, B, a_zero, b_zero), a_scale,
+                          b_scale, bias)
         if not _float32(a_scale, b_scale, bias):
             return scaled(acc.astype(np.int32), a_scale, b_scale, bias)
         Y = acc if acc.dtype == F32 else acc.astype(np.int32).astype(F32)

@@ -20,6 +20,7 @@ from onnxkit.kernels.cpu._broadcast import broadcast_shape
 from onnxkit.kernels.cpu._buffers import empty
 from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.kernels.cpu._epilogue import epilogue_cols
+from onnxkit.kernels.cpu._route import fall_back
 from onnxkit.ops.fused.fused_gemm import fused_gemm as reference_fused_gemm
 from onnxkit.ops.linalg.gemm import gemm as reference_gemm
 from onnxkit.ops.registry import op
@@ -59,7 +60,8 @@ def gemm_fast(A, B, C, alpha, beta, transA, transB, activation="", params=None):
 def gemm(A, B, C=None, *, alpha=1.0, beta=1.0, transA=0, transB=0):
     Y = gemm_fast(A, B, C, alpha, beta, transA, transB)
     if Y is None:
-        return reference_gemm(A, B, C, alpha=alpha, beta=beta, transA=transA, transB=transB)
+        return fall_back(reference_gemm, A, B, C, alpha=alpha, beta=beta, transA=transA,
+                         transB=transB)
     return Y
 
 
@@ -68,7 +70,7 @@ def fused_gemm(A, B, C=None, *, alpha=1.0, beta=1.0, transA=0, transB=0, activat
                activation_params=None):
     Y = gemm_fast(A, B, C, alpha, beta, transA, transB, activation, activation_params)
     if Y is None:
-        return reference_fused_gemm(A, B, C, alpha=alpha, beta=beta, transA=transA,
-                                    transB=transB, activation=activation,
-                                    activation_params=activation_params)
+        return fall_back(reference_fused_gemm, A, B, C, alpha=alpha, beta=beta, transA=transA,
+                         transB=transB, activation=activation,
+                         activation_params=activation_params)
     return Y

@@ -20,6 +20,7 @@ from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.kernels.cpu._math import FASTMATH, mean_inv_std
+from onnxkit.kernels.cpu._route import fall_back
 from onnxkit.kernels.cpu._threads import run_parts
 from onnxkit.ops.nn.instance_norm import instance_normalization as reference
 from onnxkit.ops.registry import op
@@ -47,7 +48,8 @@ def instance_normalization(X, scale, B, *, consumed_inputs=None, epsilon=1e-5):
     c = X.shape[1] if X.ndim > 1 else -1
     if (X.ndim < 3 or X.dtype not in COMPILED or X.size == 0
             or any(p.dtype != X.dtype or p.shape != (c,) for p in (scale, B))):
-        return reference(X, scale, B, consumed_inputs=consumed_inputs, epsilon=epsilon)
+        return fall_back(reference, X, scale, B, consumed_inputs=consumed_inputs,
+                         epsilon=epsilon)
     Y = empty(X.shape, X.dtype)
     rows = X.shape[0] * c
     instance_rows(read_only(np.ascontiguousarray(X).reshape(rows, -1)), read_only(scale),

@@ -23,6 +23,7 @@ from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty, read_only, zeros_read_only
 from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.kernels.cpu._math import FASTMATH, mean_inv_std
+from onnxkit.kernels.cpu._route import fall_back
 from onnxkit.kernels.cpu._threads import run_parts
 from onnxkit.ops.fused import layer_norm as ref_fused
 from onnxkit.ops.nn import layer_norm as ref_layer_norm
@@ -93,8 +94,8 @@ def layer_normalization(X, Scale, B=None, *, axis=-1, epsilon=1e-5, stash_type=1
         found = layer_norm_fast(X, None, Scale, B, axis, epsilon, np.float32)
         if found is not None:
             return found[:3]
-    return ref_layer_norm.layer_normalization(X, Scale, B, axis=axis, epsilon=epsilon,
-                                              stash_type=stash_type)
+    return fall_back(ref_layer_norm.layer_normalization, X, Scale, B, axis=axis,
+                     epsilon=epsilon, stash_type=stash_type)
 
 
 @op("LayerNormalization", 1, domain="onnxkit", registry=CPU)
@@ -106,6 +107,7 @@ def onnxkit_layer_normalization(X, Scale, B=None, *, axis=-1, epsilon=1e-5, stas
 def skip_layer_normalization(X, Skip, Scale, B=None, *, axis=-1, epsilon=1e-5):
     found = layer_norm_fast(X, Skip, Scale, B, axis, epsilon, np.float32)
     if found is None:
-        return ref_fused.skip_layer_normalization(X, Skip, Scale, B, axis=axis, epsilon=epsilon)
+        return fall_back(ref_fused.skip_layer_normalization, X, Skip, Scale, B, axis=axis,
+                         epsilon=epsilon)
     Y, _, _, S = found
     return Y, S

@@ -21,6 +21,7 @@ from onnxkit.kernels.cpu._blas import matmul as blas_matmul
 from onnxkit.kernels.cpu._buffers import empty
 from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.kernels.cpu._epilogue import epilogue_cols
+from onnxkit.kernels.cpu._route import fall_back
 from onnxkit.ops.fused.fused_matmul import fused_matmul as reference_fused_matmul, transposed
 from onnxkit.ops.linalg.matmul import matmul as reference_matmul
 from onnxkit.ops.registry import op
@@ -61,7 +62,7 @@ def matmul_fast(A, B, Bias=None, activation="", params=None):
 @op("MatMul", 1, 9, 13, registry=CPU)
 def matmul(A, B):
     Y = matmul_fast(A, B)
-    return reference_matmul(A, B) if Y is None else Y
+    return fall_back(reference_matmul, A, B) if Y is None else Y
 
 
 @op("FusedMatMul", 1, domain="onnxkit", registry=CPU)
@@ -70,6 +71,6 @@ def fused_matmul(A, B, Bias=None, *, activation="", activation_params=None, tran
     A, B = transposed(A, transA, "A"), transposed(B, transB, "B")
     Y = matmul_fast(A, B, Bias, activation, activation_params)
     if Y is None:
-        return reference_fused_matmul(A, B, Bias, activation=activation,
-                                      activation_params=activation_params)
+        return fall_back(reference_fused_matmul, A, B, Bias, activation=activation,
+                         activation_params=activation_params)
     return Y

@@ -41,6 +41,7 @@ from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.kernels.cpu._geometry import layer_geometry
 from onnxkit.kernels.cpu._im2col import copy_run, phase_index
+from onnxkit.kernels.cpu._route import fall_back
 from onnxkit.kernels.cpu._threads import run_parts
 from onnxkit.kernels.indexing import conv_input_coord, for_cpu, window_start
 from onnxkit.ops.nn._windows import Geometry
@@ -234,9 +235,9 @@ def max_pool(X, *, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape,
     found = None if wants_indices else _planes_2d(X, kernel_shape, strides, dilations, pads,
                                                   auto_pad, ceil_mode)
     if found is None:
-        return reference_max_pool(X, auto_pad=auto_pad, ceil_mode=ceil_mode,
-                                  dilations=dilations, kernel_shape=kernel_shape, pads=pads,
-                                  storage_order=storage_order, strides=strides, ctx=ctx)
+        return fall_back(reference_max_pool, X, auto_pad=auto_pad, ceil_mode=ceil_mode,
+                         dilations=dilations, kernel_shape=kernel_shape, pads=pads,
+                         storage_order=storage_order, strides=strides, ctx=ctx)
     planes, g, out_shape = found
     Y = empty((planes.shape[0],) + g.out, X.dtype)
     pool_rows(planes, *_args(g), True, Y)
@@ -248,9 +249,9 @@ def average_pool(X, *, auto_pad="NOTSET", ceil_mode=0, count_include_pad=0, dila
                  kernel_shape, pads=None, strides=None):
     found = _planes_2d(X, kernel_shape, strides, dilations, pads, auto_pad, ceil_mode)
     if found is None:
-        return reference_average_pool(X, auto_pad=auto_pad, ceil_mode=ceil_mode,
-                                      count_include_pad=count_include_pad, dilations=dilations,
-                                      kernel_shape=kernel_shape, pads=pads, strides=strides)
+        return fall_back(reference_average_pool, X, auto_pad=auto_pad, ceil_mode=ceil_mode,
+                         count_include_pad=count_include_pad, dilations=dilations,
+                         kernel_shape=kernel_shape, pads=pads, strides=strides)
     planes, g, out_shape = found
     Y = empty((planes.shape[0],) + g.out, X.dtype)
     counts = _counts(planes.shape[1:], g, bool(count_include_pad))

@@ -20,6 +20,7 @@ from numba import njit
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty, read_only
+from onnxkit.kernels.cpu._route import fall_back
 from onnxkit.kernels.cpu._threads import run_parts
 from onnxkit.ops.quant import dequantize_linear as ref_dq
 from onnxkit.ops.quant import dynamic_quantize_linear as ref_dyn
@@ -176,9 +177,9 @@ def quantize_linear(x, y_scale, y_zero_point=None, *, axis=1, block_size=0, outp
                     precision=0, saturate=1):
     y = quantize(x, y_scale, y_zero_point, axis, block_size, output_dtype, precision)
     if y is None:
-        return ref_q.quantize_linear(x, y_scale, y_zero_point, axis=axis, block_size=block_size,
-                                     output_dtype=output_dtype, precision=precision,
-                                     saturate=saturate)
+        return fall_back(ref_q.quantize_linear, x, y_scale, y_zero_point, axis=axis,
+                         block_size=block_size, output_dtype=output_dtype, precision=precision,
+                         saturate=saturate)
     return y
 
 
@@ -208,8 +209,8 @@ def quantize_linear_10(x, y_scale, y_zero_point=None):
 def dequantize_linear(x, x_scale, x_zero_point=None, *, axis=1, block_size=0, output_dtype=0):
     y = dequantize(x, x_scale, x_zero_point, axis, block_size, output_dtype)
     if y is None:
-        return ref_dq.dequantize_linear(x, x_scale, x_zero_point, axis=axis,
-                                        block_size=block_size, output_dtype=output_dtype)
+        return fall_back(ref_dq.dequantize_linear, x, x_scale, x_zero_point, axis=axis,
+                         block_size=block_size, output_dtype=output_dtype)
     return y
 
 
@@ -231,11 +232,11 @@ def dequantize_linear_10(x, x_scale, x_zero_point=None):
 @op("DynamicQuantizeLinear", 11, registry=CPU)
 def dynamic_quantize_linear(x):
     if x.dtype != F32 or x.size == 0:
-        return ref_dyn.dynamic_quantize_linear(x)
+        return fall_back(ref_dyn.dynamic_quantize_linear, x)
     flat = read_only(np.ascontiguousarray(x).reshape(-1))
     low, high, nan = min_max(flat)
     if nan:
-        return ref_dyn.dynamic_quantize_linear(x)
+        return fall_back(ref_dyn.dynamic_quantize_linear, x)
     # the reference's scalar arithmetic, on the same float32 values
     hi, lo = F32(max(0.0, float(high))), F32(min(0.0, float(low)))
     scale = F32(1.0) if hi == lo else F32(hi - lo) / F32(255)
@@ -262,8 +263,8 @@ def _zero(value) -> int:
 def qlinear_add(A, A_scale, A_zero_point, B, B_scale, B_zero_point, C_scale, C_zero_point=None):
     if not _binary_ready(A, B, (A_scale, B_scale, C_scale),
                          (A_zero_point, B_zero_point, C_zero_point)):
-        return ref_binary.qlinear_add(A, A_scale, A_zero_point, B, B_scale, B_zero_point,
-                                      C_scale, C_zero_point)
+        return fall_back(ref_binary.qlinear_add, A, A_scale, A_zero_point, B, B_scale,
+                         B_zero_point, C_scale, C_zero_point)
     low, high = INT_RANGES[A.dtype]
     y = empty(A.shape, A.dtype)
     qlinear_add_flat(read_only(np.ascontiguousarray(A).reshape(-1)), F32(A_scale),
@@ -277,8 +278,8 @@ def qlinear_add(A, A_scale, A_zero_point, B, B_scale, B_zero_point, C_scale, C_z
 def qlinear_mul(A, A_scale, A_zero_point, B, B_scale, B_zero_point, C_scale, C_zero_point=None):
     if not _binary_ready(A, B, (A_scale, B_scale, C_scale),
                          (A_zero_point, B_zero_point, C_zero_point)):
-        return ref_binary.qlinear_mul(A, A_scale, A_zero_point, B, B_scale, B_zero_point,
-                                      C_scale, C_zero_point)
+        return fall_back(ref_binary.qlinear_mul, A, A_scale, A_zero_point, B, B_scale,
+                         B_zero_point, C_scale, C_zero_point)
     low, high = INT_RANGES[A.dtype]
     y = empty(A.shape, A.dtype)
     ratio = F32(A_scale) * F32(B_scale) / F32(C_scale)

@@ -31,6 +31,7 @@ from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._blas import matmul
 from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._im2col import im2col, phase_shape, phases
+from onnxkit.kernels.cpu._route import fall_back
 from onnxkit.kernels.cpu._threads import run_parts
 from onnxkit.kernels.cpu.quantized_matmul import (EIGHT_BIT, ShiftedWeights, exact_dtype,
                                                   requantize, value_bound)
@@ -75,8 +76,8 @@ class PreparedQLinearConv:
         y = self._fast(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale,
                        y_zero_point, B)
         if y is None:
-            return ref_qconv.qlinear_conv(x, x_scale, x_zero_point, w, w_scale, w_zero_point,
-                                          y_scale, y_zero_point, B, **self.attrs)
+            return fall_back(ref_qconv.qlinear_conv, x, x_scale, x_zero_point, w, w_scale,
+                             w_zero_point, y_scale, y_zero_point, B, **self.attrs)
         return y
 
     def _fast(self, x, x_scale, x_zero, w, w_scale, w_zero, y_scale, y_zero, B):
@@ -232,7 +233,8 @@ class PreparedConvInteger(PreparedQLinearConv):
     def __call__(self, x, w, x_zero_point=None, w_zero_point=None, **_attributes):
         acc = self.accumulate(x, x_zero_point, w, w_zero_point)
         if acc is None:
-            return ref_conv_integer.conv_integer(x, w, x_zero_point, w_zero_point, **self.attrs)
+            return fall_back(ref_conv_integer.conv_integer, x, w, x_zero_point, w_zero_point,
+                             **self.attrs)
         return acc.astype(np.int32)
 
 

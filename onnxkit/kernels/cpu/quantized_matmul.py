@@ -26,6 +26,7 @@ from numba import njit
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._blas import matmul
 from onnxkit.kernels.cpu._buffers import empty, read_only
+from onnxkit.kernels.cpu._route import fall_back
 from onnxkit.kernels.cpu._threads import run_parts
 from onnxkit.ops.quant import matmul_integer as ref_mmi
 from onnxkit.ops.quant import qgemm as ref_qgemm
@@ -147,7 +148,7 @@ class PreparedProduct:
         a, b, a_zero, b_zero = (list(inputs) + [None, None])[:4]
         acc = self.product(a, a_zero, b, b_zero)
         if acc is None:
-            return ref_mmi.matmul_integer(a, b, a_zero, b_zero)
+            return fall_back(ref_mmi.matmul_integer, a, b, a_zero, b_zero)
         return acc.astype(np.int32)
 
     def qlinear(self, a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero):
@@ -157,8 +158,8 @@ class PreparedProduct:
                                              and np.asarray(y_zero).dtype in EIGHT_BIT)))
         acc = self.product(a, a_zero, b, b_zero) if scales_ok else None
         if acc is None:
-            return ref_qmm.qlinear_matmul(a, a_scale, a_zero, b, b_scale, b_zero, y_scale,
-                                          y_zero)
+            return fall_back(ref_qmm.qlinear_matmul, a, a_scale, a_zero, b, b_scale, b_zero,
+                             y_scale, y_zero)
         # the reference's multiplier: the scales' own type, then float64
         mult = (np.asarray(a_scale) * np.asarray(b_scale) / np.asarray(y_scale)).astype(np.float64)
         n = b.shape[1]
@@ -193,8 +194,8 @@ class PreparedQGemm(PreparedProduct):
                                  and (C.size == 1 or C.shape[-1:] == (C.size,) == (n,)))))
         acc = self.product(A, a_zero_point, B, b_zero_point) if ok else None
         if acc is None:
-            return ref_qgemm.qgemm(A, a_scale, a_zero_point, B, b_scale, b_zero_point, C,
-                                   y_scale, y_zero_point, **self.attrs)
+            return fall_back(ref_qgemm.qgemm, A, a_scale, a_zero_point, B, b_scale,
+                             b_zero_point, C, y_scale, y_zero_point, **self.attrs)
         acc = acc.astype(np.int64)
         if C is not None:
             acc = acc + C.reshape(-1)

@@ -16,6 +16,7 @@ import numpy as np
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._recurrent_cells import gru_direction, lstm_direction
+from onnxkit.kernels.cpu._route import fall_back
 from onnxkit.kernels.cpu.matmul import matmul_fast
 from onnxkit.ops.registry import op
 from onnxkit.ops.rnn._recurrent import DIRECTIONS, project_steps, split_bias
@@ -96,7 +97,7 @@ def lstm(X, W, R, B=None, sequence_lens=None, initial_h=None, initial_c=None, P=
          output_sequence=0):
     case = _compiled_case(X, W, R, direction, activations, 3, sequence_lens, layout)
     if case is None:
-        return run_lstm(product, **locals())
+        return fall_back(run_lstm, product, **locals())
     x, lens = case
     Y, (h_out, c_out), bound = _buffers(x, W, R, clip, 2)
     n_dirs, hidden, batch = W.shape[0], R.shape[-1], x.shape[1]
@@ -119,7 +120,7 @@ def gru(X, W, R, B=None, sequence_lens=None, initial_h=None, *, activation_alpha
         hidden_size=None, layout=0, linear_before_reset=0, output_sequence=0):
     case = _compiled_case(X, W, R, direction, activations, 2, sequence_lens, layout)
     if case is None:
-        return run_gru(product, **locals())
+        return fall_back(run_gru, product, **locals())
     x, lens = case
     Y, (h_out,), bound = _buffers(x, W, R, clip, 1)
     n_dirs, hidden, batch = W.shape[0], R.shape[-1], x.shape[1]
@@ -137,4 +138,4 @@ def gru(X, W, R, B=None, sequence_lens=None, initial_h=None, *, activation_alpha
 def rnn(X, W, R, B=None, sequence_lens=None, initial_h=None, *, activation_alpha=None,
         activation_beta=None, activations=("Tanh", "Tanh"), clip=None, direction="forward",
         hidden_size=None, layout=0, output_sequence=0):
-    return run_rnn(product, **locals())
+    return fall_back(run_rnn, product, **locals())

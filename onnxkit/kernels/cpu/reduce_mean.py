@@ -20,6 +20,7 @@ from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.kernels.cpu._math import FASTMATH
+from onnxkit.kernels.cpu._route import fall_back
 from onnxkit.ops.nn import global_pool as ref_global_pool
 from onnxkit.ops.reduce import reduce_mean as ref_reduce_mean
 from onnxkit.ops.reduce._reduce import reduction_axes
@@ -56,19 +57,21 @@ def trailing_mean(X, axes: tuple, keepdims: bool):
 @op("ReduceMean", 1, 11, 13, registry=CPU)
 def reduce_mean_v1(data, *, axes=None, keepdims=1):
     Y = trailing_mean(data, reduction_axes(data, axes), bool(keepdims))
-    return ref_reduce_mean.reduce_mean_v1(data, axes=axes, keepdims=keepdims) if Y is None else Y
+    if Y is None:
+        return fall_back(ref_reduce_mean.reduce_mean_v1, data, axes=axes, keepdims=keepdims)
+    return Y
 
 
 @op("ReduceMean", 18, registry=CPU)
 def reduce_mean(data, axes=None, *, keepdims=1, noop_with_empty_axes=0):
     Y = trailing_mean(data, reduction_axes(data, axes, noop_with_empty_axes), bool(keepdims))
     if Y is None:
-        return ref_reduce_mean.reduce_mean(data, axes, keepdims=keepdims,
-                                           noop_with_empty_axes=noop_with_empty_axes)
+        return fall_back(ref_reduce_mean.reduce_mean, data, axes, keepdims=keepdims,
+                         noop_with_empty_axes=noop_with_empty_axes)
     return Y
 
 
 @op("GlobalAveragePool", 1, 22, registry=CPU)
 def global_average_pool(X):
     Y = trailing_mean(X, tuple(range(2, X.ndim)), True) if X.ndim > 2 else None
-    return ref_global_pool.global_average_pool(X) if Y is None else Y
+    return fall_back(ref_global_pool.global_average_pool, X) if Y is None else Y

@@ -21,6 +21,7 @@ from onnxkit.errors import KernelError
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._dtypes import COMPILED
+from onnxkit.kernels.cpu._route import fall_back
 from onnxkit.ops.registry import op
 from onnxkit.ops.spatial import resize as ref_resize
 from onnxkit.ops.spatial._resample import filter_taps, nearest_indices, source_coords
@@ -111,10 +112,11 @@ def resize(X, roi=None, scales=None, sizes=None, *, antialias=0, axes=None,
         except (KernelError, ValueError, ZeroDivisionError):  # the reference words it
             Y = None
     if Y is None:
-        return ref_resize.resize(X, roi, scales, sizes, antialias=antialias, axes=axes,
-                                 coordinate_transformation_mode=coordinate_transformation_mode,
-                                 cubic_coeff_a=cubic_coeff_a, exclude_outside=exclude_outside,
-                                 extrapolation_value=extrapolation_value,
-                                 keep_aspect_ratio_policy=keep_aspect_ratio_policy, mode=mode,
-                                 nearest_mode=nearest_mode)
+        return fall_back(ref_resize.resize, X, roi, scales, sizes, antialias=antialias,
+                         axes=axes,
+                         coordinate_transformation_mode=coordinate_transformation_mode,
+                         cubic_coeff_a=cubic_coeff_a, exclude_outside=exclude_outside,
+                         extrapolation_value=extrapolation_value,
+                         keep_aspect_ratio_policy=keep_aspect_ratio_policy, mode=mode,
+                         nearest_mode=nearest_mode)
     return Y

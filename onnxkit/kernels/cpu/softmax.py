@@ -20,6 +20,7 @@ from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.kernels.cpu._math import FASTMATH
+from onnxkit.kernels.cpu._route import fall_back
 from onnxkit.kernels.cpu._threads import run_parts
 from onnxkit.ops.registry import op
 from onnxkit.ops.softmax import softmax as ref_softmax
@@ -81,11 +82,11 @@ def _fast(X, rows_at):
 @op("Softmax", 1, 11, registry=CPU)
 def softmax_v1(input, *, axis=1):  # noqa: A002 (the spec's input name)
     Y = _fast(input, axis % input.ndim) if -input.ndim <= axis < max(input.ndim, 1) else None
-    return ref_softmax.softmax_v1(input, axis=axis) if Y is None else Y
+    return fall_back(ref_softmax.softmax_v1, input, axis=axis) if Y is None else Y
 
 
 @op("Softmax", 13, registry=CPU)
 def softmax(input, *, axis=-1):  # noqa: A002
     last = input.ndim and axis in (-1, input.ndim - 1)
     Y = _fast(input, input.ndim - 1) if last else None
-    return ref_softmax.softmax(input, axis=axis) if Y is None else Y
+    return fall_back(ref_softmax.softmax, input, axis=axis) if Y is None else Y

@@ -21,6 +21,7 @@ import numpy as np
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import SMALL, empty, grown
+from onnxkit.kernels.cpu._route import fall_back
 from onnxkit.ops.registry import op
 from onnxkit.ops.tensor import concat as ref_concat
 from onnxkit.ops.tensor import gather as ref_gather
@@ -34,7 +35,7 @@ MAX_ROOM = 64 << 20  # bytes a Concat output reserves past its end, to grow in p
 @op("Gather", 1, 11, 13, registry=CPU)
 def gather(data, indices, *, axis=0):
     if data.dtype.kind not in _PLAIN or indices.dtype.kind not in "iu" or data.ndim == 0:
-        return ref_gather.gather(data, indices, axis=axis)
+        return fall_back(ref_gather.gather, data, indices, axis=axis)
     axis = normalize_axis(axis, data.ndim)
     shape = data.shape[:axis] + indices.shape + data.shape[axis + 1:]
     check_allocation(shape, data.dtype, "Gather output")
@@ -48,7 +49,7 @@ def gather(data, indices, *, axis=0):
 def concat(*inputs, axis):
     dtype = inputs[0].dtype if inputs else None
     if dtype is None or dtype.kind not in _PLAIN or inputs[0].ndim == 0:
-        return ref_concat.concat(*inputs, axis=axis)
+        return fall_back(ref_concat.concat, *inputs, axis=axis)
     rank = inputs[0].ndim
     axis = normalize_axis(axis, rank)
     head, tail = inputs[0].shape[:axis], inputs[0].shape[axis + 1:]
@@ -56,7 +57,7 @@ def concat(*inputs, axis):
     for t in inputs:  # one loop: a Concat of small pieces costs its checks, not its copy
         s = t.shape
         if t.dtype != dtype or len(s) != rank or s[:axis] != head or s[axis + 1:] != tail:
-            return ref_concat.concat(*inputs, axis=axis)
+            return fall_back(ref_concat.concat, *inputs, axis=axis)
         total += s[axis]
     shape = head + (total,) + tail
     if math.prod(shape) * inputs[0].itemsize < SMALL:  # not pooled: numpy's own is quickest
