@@ -69,7 +69,7 @@ class Profiler:
         name = node.name or f"{op_type}({', '.join(node.output)})"
         key = f"{event.path}/{name}" if event.path else name
         kernel = self._registry.get(id(node), "") + event.kernel
-        algorithm = (event.extra.get("algorithm") if isinstance(event.extra, dict)  # cpu: a Conv's
+        algorithm = (event.extra.get("algorithm") if isinstance(event.extra, dict)  # cpu (_route)
                      else getattr(event.extra, "algorithm", None))  # cuda: a NodeRecord's
         if algorithm:
             kernel += f" [{algorithm}]"
