@@ -2,15 +2,19 @@
 pass, then each row's finish (base values, post_transform, the classifier's label).
 
     for each block of rows in [lo, hi):
-        for t = 0, 1, ...: for each row r of the block:
-            p = roots[t]
+        for the (row r, tree t) pairs of the block, tree after tree, four at a time:
+            p = roots[t]                    (the four walks interleaved)
             while p >= 0:                   (interior node; p < 0 is leaf -1 - p)
                 x = X[r, feature[p]]
-                p = true[p] if compare(mode[p], x, threshold[p]) or (x is NaN and
-                                                                    missing_true[p])
-                    else false[p]
-            acc[r] = acc[r] + table[leaf]   (or min / max; votes[r] |= votes[leaf])
+                go = compare(mode[p], x, threshold[p]) or (x is NaN and missing_true[p])
+                p = true[p] if go else false[p]          (an index, not a branch)
+            acc[r] = acc[r] + table[leaf]   (or min / max; has[r] |= votes[leaf])
         finish every row of the block into Z[r] (and Y[r])
+
+The walks do not branch on the comparisons (on new rows they go either way, and a
+mispredicted branch costs more than a step), and four walks share the wait for their
+loads. (Rows that come back run after run are the exception: a branch predictor learns
+their paths.)
 
 Sums run tree after tree in float32, as the reference's and onnxruntime's do; the
 post-transforms compute in float64 (PROBIT and the binary classifier's one-column rules
@@ -31,6 +35,7 @@ from onnxkit.kernels.cpu._forest import AVERAGE, CLASSIFIER, MAX, MIN, REGRESSOR
 LEQ, LT, GTE, GT, EQ = range(5)  # then NEQ (onnxkit.ops.ml._tree_walk's numbering)
 NONE, SOFTMAX, LOGISTIC, SOFTMAX_ZERO, PROBIT = range(5)
 BLOCK = 64  # rows whose sums stay in a scratch block while every tree passes
+LANES = 4  # (row, tree) walks at once: one's loads wait while the others' run
 F32 = np.float32
 ONE, TWO, HALF = np.float32(1.0), np.float32(2.0), np.float32(0.5)
 ERF_A, PI, SQRT2 = np.float32(0.147), np.float32(np.pi), np.float32(1.41421356)
@@ -54,41 +59,34 @@ def forest_rows(X, nodes, thresholds, roots, table, votes, base, labels, params,
             for k in range(n):
                 acc[i, k] = fill
                 has[i, k] = 0
-        for t in range(n_trees):
-            root = roots[t]
-            for r in range(start, stop):
-                p = root
-                while p >= 0:
-                    x = X[r, nodes[p, 0]]
-                    th = thresholds[p]
-                    flags = nodes[p, 3]
-                    m = flags & 7
-                    if m == LEQ:
-                        go = x <= th
-                    elif m == LT:
-                        go = x < th
-                    elif m == GTE:
-                        go = x >= th
-                    elif m == GT:
-                        go = x > th
-                    elif m == EQ:
-                        go = x == th
-                    else:  # NEQ
-                        go = x != th
-                    if not go and flags >= 8 and x != x:
-                        go = True
-                    p = nodes[p, 1] if go else nodes[p, 2]
-                leaf = -1 - p
-                i = r - start
-                for k in range(n):
-                    v = table[leaf, k]
-                    a = acc[i, k]
-                    if how == SUM or how == AVERAGE:
-                        acc[i, k] = a + v
-                    elif a == a and (v != v or (v < a if how == MIN else v > a)):
-                        acc[i, k] = v  # np.minimum / np.maximum: a NaN on either side wins
-                    if voting:
-                        has[i, k] |= votes[leaf, k]
+        rows = stop - start
+        i3, t3 = rows - 1, -1  # (row, tree) pairs tree after tree, four walking at once
+        for j in range(0, n_trees * rows, LANES):
+            lanes = min(LANES, n_trees * rows - j)
+            i0, t0 = _next_pair(i3, t3, rows)
+            i1, t1 = _next_pair(i0, t0, rows)
+            i2, t2 = _next_pair(i1, t1, rows)
+            i3, t3 = _next_pair(i2, t2, rows)
+            p0 = roots[t0]
+            p1 = roots[t1] if lanes > 1 else -1
+            p2 = roots[t2] if lanes > 2 else -1
+            p3 = roots[t3] if lanes > 3 else -1
+            while (p0 & p1 & p2 & p3) >= 0:  # one of them is not at a leaf yet
+                if p0 >= 0:
+                    p0 = _step(X, start + i0, nodes, thresholds, p0)
+                if p1 >= 0:
+                    p1 = _step(X, start + i1, nodes, thresholds, p1)
+                if p2 >= 0:
+                    p2 = _step(X, start + i2, nodes, thresholds, p2)
+                if p3 >= 0:
+                    p3 = _step(X, start + i3, nodes, thresholds, p3)
+            _gather(acc[i0], has[i0], table, votes, -1 - p0, how, voting)
+            if lanes > 1:  # each row's leaves in tree order: the sums' order
+                _gather(acc[i1], has[i1], table, votes, -1 - p1, how, voting)
+            if lanes > 2:
+                _gather(acc[i2], has[i2], table, votes, -1 - p2, how, voting)
+            if lanes > 3:
+                _gather(acc[i3], has[i3], table, votes, -1 - p3, how, voting)
         for r in range(start, stop):
             i = r - start
             z = Z[r]
@@ -169,6 +167,49 @@ def forest_rows(X, nodes, thresholds, roots, table, votes, base, labels, params,
                     total += row[k]
                 for k in range(n):
                     z[k] = row[k] / total if post == SOFTMAX or total != 0 else 0.0
+
+
+@njit(nogil=True, error_model="numpy", inline="always")
+def _next_pair(i, t, rows):
+    """The (row, tree) pair after (i, t), rows of a tree first."""
+    return (0, t + 1) if i + 1 == rows else (i + 1, t)
+
+
+@njit(nogil=True, error_model="numpy", inline="always")
+def _step(X, r, nodes, thresholds, p):
+    """The node (p >= 0) or leaf (-1 - p) row r goes to from interior node p."""
+    x = X[r, nodes[p, 0]]
+    th = thresholds[p]
+    flags = nodes[p, 3]
+    m = flags & 7
+    if m == LEQ:
+        go = x <= th
+    elif m == LT:
+        go = x < th
+    elif m == GTE:
+        go = x >= th
+    elif m == GT:
+        go = x > th
+    elif m == EQ:
+        go = x == th
+    else:  # NEQ
+        go = x != th
+    go = go | ((flags >= 8) & (x != x))  # no branch on the answer: it is a coin toss
+    return nodes[p, 2 - np.int64(go)]
+
+
+@njit(nogil=True, error_model="numpy", inline="always")
+def _gather(acc, has, table, votes, leaf, how, voting):
+    """acc = acc + the leaf's weights (or min / max); has |= the leaf's votes."""
+    for k in range(acc.size):
+        v = table[leaf, k]
+        a = acc[k]
+        if how == SUM or how == AVERAGE:
+            acc[k] = a + v
+        elif a == a and (v != v or (v < a if how == MIN else v > a)):
+            acc[k] = v  # np.minimum / np.maximum: a NaN on either side wins
+        if voting:
+            has[k] |= votes[leaf, k]
 
 
 @njit(nogil=True, error_model="numpy")
