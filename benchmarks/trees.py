@@ -3,6 +3,7 @@ onnxruntime and onnx.reference, in one run.
 
     python -m benchmarks.trees                     # 100-tree forests on 1000 rows
     python -m benchmarks.trees --trees 300 --rows 5000 --out benchmarks/results/trees.md
+    python -m benchmarks.trees --threads 1        # onnxruntime and onnxkit on one thread
 
 scikit-learn fits a RandomForestClassifier and a RandomForestRegressor (fixed seeds),
 skl2onnx converts them (no ZipMap). Each runtime builds its session once and runs the
@@ -11,12 +12,14 @@ to onnxruntime's and onnx.reference's, and how each runtime's outputs compare wi
 scikit-learn's (labels that differ, the largest score difference). onnxkit's reference
 executor walks the trees with numpy (one tree level per step, the node table rebuilt from
 the attributes on every run), the ``cpu`` executor with Numba (``onnxkit.kernels.cpu.trees``:
-each row alone, tree by tree; tables kept). Prints the table; ``--out`` also writes it.
+the forest laid out when the plan is built, one compiled walk over all trees per run,
+rows shared among threads). Prints the table; ``--out`` also writes it.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import statistics
 import time
@@ -58,15 +61,19 @@ def forests(trees: int, rows: int, features: int = 20):
     return out
 
 
-def runners(model):
-    """{runtime name: run(feeds) -> outputs}, each session built here (not timed)."""
+def runners(model, threads: int | None = None):
+    """{runtime name: run(feeds) -> outputs}, each session built here (not timed);
+    ``threads``: onnxruntime's intra-op threads (onnxkit's are set by ``main``)."""
     import onnxruntime as ort
     from onnx.reference import ReferenceEvaluator
 
     import onnxkit
 
     data = model.SerializeToString()
-    ort_sess = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    options = ort.SessionOptions()
+    if threads:
+        options.intra_op_num_threads = threads
+    ort_sess = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
     ref = onnxkit.Session(model, executor="reference")
     cpu = onnxkit.Session(model, executor="cpu")
     onnx_ref = ReferenceEvaluator(model)
@@ -112,17 +119,25 @@ def main(argv=None) -> int:
     parser.add_argument("--trees", type=int, default=100)
     parser.add_argument("--rows", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--threads", type=int, help="onnxruntime's and onnxkit cpu's threads "
+                        "(default: each runtime's own; onnxkit's at most NUMBA_NUM_THREADS)")
     parser.add_argument("--out", type=Path, help="also write the table (markdown) here")
     args = parser.parse_args(argv)
+    if args.threads:
+        import numba
+
+        numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
     lines = [f"# Tree ensembles: {args.trees} trees, {args.rows} rows, best / median of "
              f"{args.repeat} runs", "",
-             f"{platform.processor() or platform.machine()}, python {platform.python_version()}",
+             f"{platform.processor() or platform.machine()}, python {platform.python_version()}"
+             f", threads: {args.threads or 'default'}, load average "
+             f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}",
              "", "| model | runtime | best ms | median ms | best / onnxruntime | best / onnx-ref "
              "| against scikit-learn |", "|---|---|---:|---:|---:|---:|---|"]
     for name, model, X, expected in forests(args.trees, args.rows):
         feeds = {model.graph.input[0].name: X}
         rows = {}
-        for runtime, run in runners(model).items():
+        for runtime, run in runners(model, args.threads).items():
             times = time_runs(run, feeds, args.repeat)
             against = agreement(run(feeds), expected)
             rows[runtime] = (min(times) * 1e3, statistics.median(times) * 1e3, against)
