@@ -57,12 +57,12 @@ def test_conv_3d_matches_onnxruntime(case, dtype):
         assert got.dtype == dtype and got.shape == expected.shape
         np.testing.assert_allclose(got, expected, rtol=tol, atol=tol)
         # the profiler names the algorithm: the cpu kernel's n-d columns for float32; the
-        # compiled kernels take float32 only, so float64 runs the reference (no algorithm)
+        # compiled kernels take float32 only, so float64 runs the reference ("[reference]")
         (conv_row,) = [r for r in prof.rows(by="op") if r["op_type"].endswith("Conv")]
         if dtype == np.float32:
             assert conv_row["kernel"].endswith(" [n-d]"), conv_row["kernel"]
         else:
-            assert not conv_row["kernel"].endswith("]"), conv_row["kernel"]
+            assert conv_row["kernel"].endswith(" [reference]"), conv_row["kernel"]
 
 
 TRANSPOSED = [  # (id, X shape, W shape, ConvTranspose attributes)
