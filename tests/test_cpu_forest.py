@@ -303,3 +303,22 @@ def test_three_threads_give_the_same_bits(tmp_path):
     for name in models:
         for got, want in zip(split[name], alone[name]):
             np.testing.assert_array_equal(np.asarray(got, dtype=want.dtype), want)
+
+
+def test_profiler_names_the_reference_fallback():
+    """float32 rows take the compiled walk; a float64 input runs the reference kernel,
+    which the profiler marks ``[reference]``."""
+    from onnxkit.runtime.profile import Profiler
+
+    model = _regressor(19, "SUM", "NONE")
+    model.graph.input[0].type.tensor_type.elem_type = TensorProto.DOUBLE
+    X = _rows(np.random.default_rng(20), 50)
+    for dtype, marked in ((np.float32, False), (np.float64, True)):
+        m = _regressor(19, "SUM", "NONE") if dtype == np.float32 else model
+        sess = onnxkit.Session(m, executor="cpu")
+        prof = Profiler(sess)
+        got = sess.run(None, {"X": X.astype(dtype)}, trace=prof)[0]
+        np.testing.assert_allclose(got, _ort(_regressor(19, "SUM", "NONE"), X)[0],
+                                   rtol=1e-5, atol=1e-6)
+        (row,) = [r for r in prof.rows(by="op") if r["op_type"].endswith("Regressor")]
+        assert row["kernel"].endswith(" [reference]") == marked, row["kernel"]

@@ -10,7 +10,8 @@ MIN, MAX) and finishes each row: base values, post_transform, the classifier's l
 same float32 sums in the same order. The reference kernel itself runs what the walk does
 not cover: inputs that are not float32 (compared in float64), double weights
 (``*_weights_as_tensor``), set membership (BRANCH_MEMBER), a cycle, more than two
-dimensions, attributes the reference rejects (it raises its error at run time).
+dimensions, attributes the reference rejects (it raises its error at run time); the
+profiler marks those runs ``[reference]`` (``_route.fall_back``).
 https://onnx.ai/onnx/operators/onnx_aionnxml_TreeEnsemble.html
 """
 
@@ -24,6 +25,7 @@ import numpy as np
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._forest import layout
 from onnxkit.kernels.cpu._forest_walk import forest_rows
+from onnxkit.kernels.cpu._route import fall_back
 from onnxkit.kernels.cpu._threads import run_parts
 from onnxkit.ops.registry import ML_DOMAIN, REFERENCE, op
 
@@ -45,12 +47,12 @@ class PreparedForest:
     def __call__(self, X, **attributes):
         forest = self.layout
         if forest is None or X.dtype != F32 or not 1 <= X.ndim <= 2:
-            return self.reference_fn(X, **attributes)
+            return fall_back(self.reference_fn, X, **attributes)
         if X.ndim == 1:
             X = X.reshape(1, -1)
         rows = X.shape[0]
         if rows and forest.n_trees and X.shape[1] <= forest.max_feature:
-            return self.reference_fn(X, **attributes)  # it names the features read
+            return fall_back(self.reference_fn, X, **attributes)  # it names the features read
         if not X.flags.c_contiguous:
             X = np.ascontiguousarray(X)
         if X.flags.writeable:  # one compiled signature: X read-only, as every array
