@@ -147,12 +147,3 @@ def test_set_membership_keeps_the_numpy_walk():
     for case in cases:
         result = run_case(case, onnxkit_runner("cpu"))
         assert result.status == "pass", (case.name, result.message)
-
-
-def test_reference_executor_is_untouched_by_the_cpu_kernel():
-    """The hook is set only while a cpu tree kernel runs."""
-    from onnxkit.ops.ml import _tree_walk
-
-    model = _model(_regressor(["BRANCH_LEQ", "LEAF", "LEAF"], [0.5, 0, 0]))
-    onnxkit.Session(model, executor="cpu").run(None, {"X": X_MODES})
-    assert _tree_walk.ACCELERATION.get() is None

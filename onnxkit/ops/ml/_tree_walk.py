@@ -10,15 +10,11 @@ Every node of every tree gets one index in a flat table; a leaf is a node whose
         pos = go_true ? true_next[pos] : false_next[pos]
 
 Then the payload of each reached leaf (weights per target) is aggregated over trees.
-
-An executor may bring a faster walk and keep node tables from run to run
-(``ACCELERATION``: the ``cpu`` executor's ``onnxkit.kernels.cpu.trees``); the kernels
-here call ``leaves`` and ``legacy_forest`` either way.
+(The ``cpu`` executor lays its forests out once, at plan time: ``kernels.cpu._forest``.)
 """
 
 from __future__ import annotations
 
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,13 +26,6 @@ LEGACY_MODES = {"BRANCH_LEQ": LEQ, "BRANCH_LT": LT, "BRANCH_GTE": GTE, "BRANCH_G
                 "BRANCH_EQ": EQ, "BRANCH_NEQ": NEQ}
 AGGREGATES = ("AVERAGE", "SUM", "MIN", "MAX")  # index = TreeEnsemble's enum
 
-#: While an executor's tree kernel runs: an object with ``walk(forest, X, pos)`` (fills
-#: ``pos`` from the roots down as the loop in ``leaves`` does and says True, or says False
-#: and leaves it to that loop), ``sum_leaves(table, pos, out)`` (``out += table[pos[:, t]]``
-#: tree after tree, as ``aggregate`` does, and True; or False) and ``kept(objects,
-#: build)`` (``build()`` the first time for these attribute objects, the same result
-#: after). None: numpy throughout.
-ACCELERATION: ContextVar = ContextVar("onnxkit_tree_acceleration", default=None)
 
 
 @dataclass
@@ -65,9 +54,6 @@ def leaves(forest: Forest, X: np.ndarray) -> np.ndarray:
         raise AttributeMismatchError(
             f"the trees read features {int(read.min())}..{int(read.max())}, "
             f"the input has {X.shape[1]} features")
-    fast = ACCELERATION.get()
-    if fast is not None and not forest.members and fast.walk(forest, X, pos):
-        return pos  # (set membership: numpy only)
     rows, cols = np.nonzero(~forest.is_leaf[pos])
     single_mode = int(forest.mode[0]) if np.all(forest.mode == forest.mode[0]) else None
     steps = 0
@@ -122,10 +108,8 @@ def aggregate(forest: Forest, pos: np.ndarray, leaf: np.ndarray, target: np.ndar
         table = np.zeros((size, n_targets), dtype=dtype)
         np.add.at(table, (leaf, target), np.asarray(weight, dtype=dtype))
         out = np.zeros((n_rows, n_targets), dtype=dtype)
-        fast = ACCELERATION.get()
-        if fast is None or not fast.sum_leaves(table, pos, out):
-            for t in range(n_trees):
-                out += table[pos[:, t]]
+        for t in range(n_trees):
+            out += table[pos[:, t]]
         return out / dtype(n_trees) if how == "AVERAGE" and n_trees else out
     fill = np.inf if how == "MIN" else -np.inf
     table = np.full((size, n_targets), fill, dtype=dtype)
@@ -137,19 +121,8 @@ def aggregate(forest: Forest, pos: np.ndarray, leaf: np.ndarray, target: np.ndar
     return np.where(out == fill, dtype(0), out)
 
 
-def kept(objects: tuple, build):
-    """``build()``, or what it gave before for these attribute objects when an executor
-    keeps them (``ACCELERATION``)."""
-    fast = ACCELERATION.get()
-    return build() if fast is None else fast.kept(objects, build)
-
-
 def pick(floats, as_tensor, name):
     """The float attribute or its double ``_as_tensor`` twin (not both)."""
-    return kept((pick, floats, as_tensor), lambda: _pick(floats, as_tensor, name))
-
-
-def _pick(floats, as_tensor, name):
     if floats is not None and as_tensor is not None:
         raise AttributeMismatchError(f"set {name} or {name}_as_tensor, not both")
     if as_tensor is not None:
@@ -159,15 +132,13 @@ def _pick(floats, as_tensor, name):
 
 def int_ids(values) -> np.ndarray:
     """An optional INTS attribute as an int64 array (empty when absent)."""
-    return kept((int_ids, values),
-                 lambda: np.asarray([] if values is None else values, dtype=np.int64))
+    return np.asarray([] if values is None else values, dtype=np.int64)
 
 
 def leaf_positions(lookup: "_NodeLookup", treeids, nodeids) -> np.ndarray:
     """Positions of the (tree id, node id) leaves the ``*_treeids`` / ``*_nodeids``
     attributes name."""
-    return kept((leaf_positions, lookup, treeids, nodeids),
-                 lambda: lookup.find(int_ids(treeids), int_ids(nodeids)))
+    return lookup.find(int_ids(treeids), int_ids(nodeids))
 
 
 def legacy_forest(treeids, nodeids, featureids, values, modes, truenodeids, falsenodeids,
@@ -177,13 +148,6 @@ def legacy_forest(treeids, nodeids, featureids, values, modes, truenodeids, fals
     Nodes are named (tree id, node id); returns the forest and a function-like lookup
     table from (tree id, node id) keys to positions.
     """
-    args = (treeids, nodeids, featureids, values, modes, truenodeids, falsenodeids,
-            missing_tracks_true)
-    return kept((legacy_forest,) + args, lambda: _legacy_forest(*args))
-
-
-def _legacy_forest(treeids, nodeids, featureids, values, modes, truenodeids, falsenodeids,
-                   missing_tracks_true) -> tuple[Forest, "_NodeLookup"]:
     treeids = np.asarray(treeids, dtype=np.int64)
     nodeids = np.asarray(nodeids, dtype=np.int64)
     n = treeids.size

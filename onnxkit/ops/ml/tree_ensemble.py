@@ -18,7 +18,7 @@ import numpy as np
 
 from onnxkit.errors import AttributeMismatchError
 from onnxkit.ops.ml._post_transform import apply_post_transform
-from onnxkit.ops.ml._tree_walk import AGGREGATES, MEMBER, Forest, aggregate, kept, leaves
+from onnxkit.ops.ml._tree_walk import AGGREGATES, MEMBER, Forest, aggregate, leaves
 from onnxkit.ops.registry import ML_DOMAIN, op
 
 
@@ -33,7 +33,7 @@ def tree_ensemble(X, *, aggregate_function=1, leaf_targetids, leaf_weights, memb
     args = (nodes_featureids, nodes_splits, nodes_modes, nodes_truenodeids, nodes_trueleafs,
             nodes_falsenodeids, nodes_falseleafs, nodes_missing_value_tracks_true,
             membership_values, tree_roots, len(leaf_targetids))
-    forest = kept((_forest,) + args, lambda: _forest(*args))
+    forest = _forest(*args)
     batch = X.reshape(1, -1) if X.ndim == 1 else X
     pos = leaves(forest, batch.astype(np.float64))
     n_nodes = len(nodes_featureids)
