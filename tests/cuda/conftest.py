@@ -8,6 +8,7 @@ PTX check is skipped in the simulator process: plain ``pytest tests`` already ru
 
 import os
 
+import pytest
 from numba import config
 
 SIMULATOR = bool(config.ENABLE_CUDASIM)
@@ -25,9 +26,20 @@ def _device_usable() -> bool:
 
 
 NEEDS_DEVICE = ("test_kernels.py", "test_executor.py", "test_tiles.py", "test_attention_model.py",
-                "test_graphs.py", "test_kernel_errors.py")
+                "test_graphs.py", "test_kernel_errors.py", "test_activation_formulas_cuda.py",
+                "test_memory_budget_cuda.py")
 collect_ignore = [] if _device_usable() else list(NEEDS_DEVICE)
 if SIMULATOR:  # the PTX compile check runs without the simulator (plain `pytest tests`)
     collect_ignore.append("test_ptx.py")
 if SIMULATOR:  # the simulator runs each GPU thread as a Python thread: keep it quiet
     os.environ.setdefault("PYTHONWARNINGS", "ignore::RuntimeWarning")
+
+
+def pytest_collection_modifyitems(config, items):
+    """A device test named on the command line is collected anyway: skip it there."""
+    if _device_usable():
+        return
+    skip = pytest.mark.skip(reason="needs a GPU or the simulator")
+    for item in items:
+        if item.path.name in NEEDS_DEVICE:
+            item.add_marker(skip)

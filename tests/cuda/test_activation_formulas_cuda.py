@@ -9,23 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from numba import config
 
 from tests.activation_cases import CASES, expected, inputs, tolerance
 
-
-def _device_usable() -> bool:
-    if config.ENABLE_CUDASIM:
-        return True
-    from numba import cuda
-
-    try:
-        return bool(cuda.is_available())
-    except Exception:  # no driver
-        return False
-
-
-pytestmark = pytest.mark.skipif(not _device_usable(), reason="needs a GPU or the simulator")
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # simulated threads meet inf * 0

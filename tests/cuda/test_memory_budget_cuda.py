@@ -6,25 +6,11 @@ Runs on a GPU, or under the simulator: ``NUMBA_ENABLE_CUDASIM=1 pytest tests/cud
 
 import numpy as np
 import pytest
-from numba import config
 
 import onnxkit
 from onnxkit.errors import LimitExceededError
 from tests.hostile.test_memory_budget import MiB_LIMITS, _doubling, _one_node
 
-
-def _device_usable() -> bool:
-    if config.ENABLE_CUDASIM:
-        return True
-    from numba import cuda
-
-    try:
-        return bool(cuda.is_available())
-    except Exception:  # no driver
-        return False
-
-
-pytestmark = pytest.mark.skipif(not _device_usable(), reason="needs a GPU or the simulator")
 
 
 def test_a_device_concat_over_the_budget_is_refused_before_it_is_made():
