@@ -168,9 +168,9 @@ def _gemm_range(a, ta, lda, b, tb, ldb, c, ldc, m, n, k, size, by_columns, lib, 
 def gemm_batch(a, ta, lda, sa, b, tb, ldb, sb, c, ldc, sc, batch, m, n, k, size, lib):
     """C[i] = op(A[i]) @ op(B[i]) for i < batch, the products shared among the threads;
     ``sa``, ``sb``, ``sc``: the byte steps from one matrix to the next (0: one matrix
-    for the whole batch). The work counted for the split is the multiply-adds / 64
+    for the whole batch). The work counted for the split is the multiply-adds / 16
     (``MIN_SPLIT_MACS`` is then ``_threads.DEFAULT_MIN_PARALLEL``)."""
-    run_parts(_gemm_batch_range, batch, (batch * m * n * k) >> 6, a, ta, lda, sa, b, tb, ldb,
+    run_parts(_gemm_batch_range, batch, (batch * m * n * k) >> 4, a, ta, lda, sa, b, tb, ldb,
               sb, c, ldc, sc, m, n, k, size, lib)
 
 

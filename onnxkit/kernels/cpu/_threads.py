@@ -26,17 +26,20 @@ result does not depend on the thread count.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
+import threading
 
-from numba import config, get_num_threads
+import numpy as np
+from numba import config, get_num_threads, njit, types
+from numba.extending import intrinsic
 
 from onnxkit.kernels.cpu._blas_libraries import AVAILABLE
 
-DEFAULT_MIN_PARALLEL = 1 << 15  # values: handing work to another thread costs more below
+DEFAULT_MIN_PARALLEL = 1 << 17  # values: handing work to another thread costs more below
 _MIN_PARALLEL = [int(os.environ.get("ONNXKIT_CPU_MIN_PARALLEL", DEFAULT_MIN_PARALLEL))]
 if not AVAILABLE:  # numpy's matmul keeps its own threads: the kernels stay on one
     _MIN_PARALLEL[0] = 1 << 62
-_POOL: list = [None, None]  # [executor, the process that made it]
+_POOL: list = [None, None]  # [workers, the process that made them]
+_BUSY = threading.Lock()  # held by the Python thread whose parts the workers run
 
 
 def min_parallel() -> int:
@@ -54,11 +57,86 @@ def threads() -> int:
     return get_num_threads() if AVAILABLE else 1
 
 
-def _pool() -> ThreadPoolExecutor:
+@intrinsic
+def _load_acquire(typingctx, flags, i):
+    """``flags[i]`` read from memory on every call (an atomic load): a loop polling it
+    sees another thread's store."""
+    def codegen(context, builder, signature, args):
+        array = context.make_array(signature.args[0])(context, builder, args[0])
+        return builder.load_atomic(builder.gep(array.data, [args[1]]), "acquire", 8)
+    return types.int64(flags, types.intp), codegen
+
+
+@njit("boolean(int64[::1], int64, int64, int64, int64)", cache=True, nogil=True)
+def _spin(flags, i, old, rounds, grace):
+    """Whether ``flags[i]`` moved off ``old`` within ``rounds`` reads, the GIL released
+    meanwhile: a hand-over caught this way skips the wake-up of a sleeping thread. Seen,
+    ``grace`` more reads let the other thread finish its Python and drop the GIL first."""
+    for _ in range(rounds):
+        if _load_acquire(flags, i) != old:
+            for _ in range(grace):
+                _load_acquire(flags, i)
+            return True
+    return False
+
+
+# reads (~0.1-0.3 ms) a thread polls for a hand-over before it sleeps; with more threads
+# than cores (ours alone) a polling thread takes a core another needs: a short poll
+SPIN = 1 << 18 if config.NUMBA_NUM_THREADS <= len(os.sched_getaffinity(0)) else 1 << 10
+GRACE = 1 << 12  # reads (~2-4 us) after the hand-over is seen (``_spin``)
+_STRIDE = 16  # int64s between two counters: each on a cache line of its own
+
+
+class _Worker:
+    """One pool thread. A hand-over bumps a counter and releases a lock; the waiting side
+    polls the counter for a while (``_spin``, the GIL released), then takes the lock,
+    which it would otherwise sleep on, as Numba's own pool waits: a thread woken from
+    sleep starts tens of microseconds late. Having seen the counter move, the poller
+    reads it a little longer (``GRACE``) so that the other thread drops the GIL first."""
+
+    def __init__(self, flags, index: int):
+        self.flags, self.go_at, self.done_at = flags, 2 * index * _STRIDE, (2 * index + 1) * _STRIDE
+        self.go, self.done = threading.Lock(), threading.Lock()
+        self.go.acquire()
+        self.done.acquire()
+        self.task = self.error = None
+        self.done_seen = 0
+        threading.Thread(target=self._loop, name="onnxkit-cpu", daemon=True).start()
+
+    def hand(self, kernel, args) -> None:
+        """Start ``kernel(*args)`` on this worker."""
+        self.task = (kernel, args)
+        self.flags[self.go_at] += 1
+        self.go.release()
+
+    def wait(self) -> None:
+        """Until the task handed over has finished."""
+        _spin(self.flags, self.done_at, self.done_seen, SPIN, GRACE)
+        self.done.acquire()
+        self.done_seen = int(self.flags[self.done_at])
+
+    def _loop(self) -> None:
+        seen = 0
+        while True:
+            _spin(self.flags, self.go_at, seen, SPIN, GRACE)
+            self.go.acquire()
+            seen = int(self.flags[self.go_at])
+            kernel, args = self.task
+            try:
+                kernel(*args)
+            except BaseException as exc:  # raised again in the caller (``run_split``)
+                self.error = exc
+            self.task = None
+            self.flags[self.done_at] += 1
+            self.done.release()
+
+
+def _pool() -> list:
     """The worker threads (made on first use, made again in a forked child)."""
     if _POOL[0] is None or _POOL[1] != os.getpid():
-        _POOL[0] = ThreadPoolExecutor(max(1, config.NUMBA_NUM_THREADS - 1),
-                                      thread_name_prefix="onnxkit-cpu")
+        count = max(1, config.NUMBA_NUM_THREADS - 1)
+        flags = np.zeros(2 * count * _STRIDE, np.int64)
+        _POOL[0] = [_Worker(flags, i) for i in range(count)]
         _POOL[1] = os.getpid()
     return _POOL[0]
 
@@ -82,24 +160,34 @@ def run_parts(kernel, items: int, elements: int, *args) -> None:
 
 def run_split(kernel, items: int, parts: int, per: int, *args) -> None:
     """``kernel(*args, lo, hi)`` for part p = [p * per, min(items, (p + 1) * per)),
-    p < parts, at once: part 0 in the calling thread, the others on the pool."""
-    if parts <= 1:
-        kernel(*args, 0, items)
-        return
+    p < parts, at once: part 0 in the calling thread, the others on the pool. While
+    another Python thread holds the pool, the caller runs every part itself."""
+    ranges = [(p * per, min(items, (p + 1) * per)) for p in range(parts) if p * per < items]
     # its first call in this process compiles it (or loads it from the cache): in this
     # thread, before the others start, where the compile notice finds the node it serves
-    first = not kernel.overloads
-    if first:
-        kernel(*args, 0, min(items, per))
-    pool = _pool()
-    rest = [pool.submit(kernel, *args, p * per, min(items, (p + 1) * per))
-            for p in range(1, parts) if p * per < items]
+    if len(ranges) <= 1 or not kernel.overloads or not _BUSY.acquire(blocking=False):
+        for lo, hi in ranges or [(0, items)]:
+            kernel(*args, lo, hi)
+        return
     try:
-        if not first:
-            kernel(*args, 0, min(items, per))
+        workers = _pool()
+        handed = []
+        for worker, (lo, hi) in zip(workers, ranges[1:]):
+            worker.hand(kernel, args + (lo, hi))
+            handed.append(worker)
+        try:
+            kernel(*args, *ranges[0])
+            for lo, hi in ranges[1 + len(handed):]:  # more parts than workers
+                kernel(*args, lo, hi)
+        finally:
+            for worker in handed:
+                worker.wait()
+        for worker in handed:
+            if worker.error is not None:
+                error, worker.error = worker.error, None
+                raise error
     finally:
-        for future in rest:
-            future.result()
+        _BUSY.release()
 
 
 def blas_info() -> list[dict]:
