@@ -8,13 +8,17 @@ import pkgutil
 
 def kernel_signatures() -> dict[str, set[str]]:
     """{"module.function": its signatures} for every Numba dispatcher of the cpu kernels
-    (every module of ``onnxkit.kernels.cpu`` imported first)."""
+    (every module of ``onnxkit.kernels.cpu`` imported first). The thread pool's poll
+    (``_threads._spin``) is no kernel: it compiles once, when a process first splits
+    work, whatever the kernels or the thread setting."""
     from numba.core.registry import CPUDispatcher
 
     import onnxkit.kernels.cpu as package
 
     found = {}
     for info in pkgutil.iter_modules(package.__path__):
+        if info.name == "_threads":
+            continue
         module = importlib.import_module(f"{package.__name__}.{info.name}")
         for attr, value in vars(module).items():
             if isinstance(value, CPUDispatcher):

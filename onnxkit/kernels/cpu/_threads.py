@@ -67,7 +67,7 @@ def _load_acquire(typingctx, flags, i):
     return types.int64(flags, types.intp), codegen
 
 
-@njit("boolean(int64[::1], int64, int64, int64, int64)", cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _spin(flags, i, old, rounds, grace):
     """Whether ``flags[i]`` moved off ``old`` within ``rounds`` reads, the GIL released
     meanwhile: a hand-over caught this way skips the wake-up of a sleeping thread. Seen,
