@@ -138,6 +138,7 @@ def _calls():
                                                   kv_num_heads=2)),
         ("matrix addresses", lambda: _addresses(dtype)),
         ("tree walk", lambda: _tree_walk(dtype)),
+        ("thread pool's poll", _pool_poll),
     ]
     calls += [
         ("conv Winograd", lambda: _planned(conv.conv, r(1, 16, 9, 9), c(16, 16, 3, 3),
@@ -177,6 +178,14 @@ def _addresses(dtype) -> None:
             _address(a)
             _address(_constant(np.ascontiguousarray(a)) if a.flags.c_contiguous
                      else np.lib.stride_tricks.as_strided(a, writeable=False))
+
+
+def _pool_poll() -> None:
+    """The poll the thread pool waits with (``_threads._spin``): compiled on a process's
+    first split of work otherwise."""
+    from onnxkit.kernels.cpu._threads import _spin
+
+    _spin(np.zeros(1, np.int64), 0, 0, 0, 0)
 
 
 def _tree_walk(dtype) -> None:
