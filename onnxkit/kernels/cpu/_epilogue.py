@@ -31,7 +31,7 @@ def residual_rows(Z4, i, m, pixels, dtype):
     if Z4 is None:
         return NO_MATRIX[dtype]
     return read_only(np.ascontiguousarray(Z4[i]).reshape(m, pixels))
-_NO_VECTOR = {t.type: read_only(np.zeros(1, t)) for t in COMPILED}
+_NO_VECTOR = {t: read_only(np.zeros(1, t)) for t in COMPILED}
 
 
 @njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
@@ -72,7 +72,7 @@ def epilogue_rows(y2d, bias, z2d, activation="", params=None):
     code, after = split_activation(activation, params)
     act, p0, p1 = code if code is not None else (NONE, 0.0, 0.0)
     if bias is not None or z2d is not None or act != NONE:
-        b = _NO_VECTOR[y2d.dtype.type] if bias is None else read_only(bias)
+        b = _NO_VECTOR[y2d.dtype] if bias is None else read_only(bias)
         z = NO_MATRIX[y2d.dtype] if z2d is None else read_only(z2d)
         p0, p1 = _params(y2d, p0, p1)
         finish_rows(y2d, b, z, z2d is not None, act, p0, p1)
@@ -93,7 +93,7 @@ def epilogue_cols(y2d, bias, z2d, activation="", params=None):
     code, after = split_activation(activation, params)
     act, p0, p1 = code if code is not None else (NONE, 0.0, 0.0)
     if bias is not None or z2d is not None or act != NONE:
-        b = _NO_VECTOR[y2d.dtype.type] if bias is None else read_only(bias)
+        b = _NO_VECTOR[y2d.dtype] if bias is None else read_only(bias)
         z = NO_MATRIX[y2d.dtype] if z2d is None else read_only(z2d)
         p0, p1 = _params(y2d, p0, p1)
         finish_cols(y2d, b, z, bias is not None, z2d is not None, act, p0, p1)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from onnxkit.errors import OnnxkitError
+from onnxkit.kernels.cpu._buffers import read_only
 from onnxkit.ops.ml import _tree_walk
 from onnxkit.ops.ml._labels import class_labels
 from onnxkit.ops.ml._post_transform import NAMES, post_transform_name
@@ -44,12 +45,6 @@ class Layout:
     max_feature: int     # the largest feature an interior node reads (-1: none)
     classifier: bool
     string_labels: np.ndarray | None  # labels picked in Python (object arrays)
-
-
-def _frozen(a: np.ndarray) -> np.ndarray:
-    a = np.ascontiguousarray(a)
-    a.flags.writeable = False
-    return a
 
 
 def layout(op_type: str, attrs: dict) -> Layout | None:
@@ -192,7 +187,7 @@ def _made(forest, table, votes, base, labels, params, classifier: bool,
     arrays = (nodes.astype(np.int32), forest.threshold[inner].astype(np.float64),
               roots.astype(np.int32), table, votes, base.astype(F32), labels.astype(np.int64),
               np.asarray(params, np.int64))
-    return Layout(tuple(_frozen(x) for x in arrays), int(forest.roots.size), n_out,
+    return Layout(tuple(read_only(np.ascontiguousarray(x)) for x in arrays), int(forest.roots.size), n_out,
                   int(feature.max(initial=-1)), classifier, string_labels)
 
 

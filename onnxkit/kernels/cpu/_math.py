@@ -105,8 +105,7 @@ _ERF_Q = (1.0, 0.4970368198545376, 0.11385927299238227, 0.015468011572308467,
           0.0013125799768338967, 6.437150660389838e-05)
 P0, P1, P2, P3, P4, P5, P6 = (np.float32(c) for c in _ERF_P)
 Q0, Q1, Q2, Q3, Q4, Q5 = (np.float32(c) for c in _ERF_Q)
-INV_SQRT2 = np.float32(1.0 / math.sqrt(2.0))
-F0, F1, F4, F6, HALF = np.float32(0), np.float32(1), np.float32(4), np.float32(6), np.float32(0.5)
+F0, F1, F4 = np.float32(0), np.float32(1), np.float32(4)
 F2 = np.float32(2)
 TANH_LIMIT = np.float32(20)  # tanh(20) is 1 in float64 too
 

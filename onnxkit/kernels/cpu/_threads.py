@@ -80,10 +80,11 @@ def _spin(flags, i, old, rounds, grace):
     return False
 
 
-# reads (~0.5-1 ms) a thread polls for a hand-over before it sleeps; with more threads
-# than cores (ours alone) a polling thread takes a core another needs: a short poll
+# reads a thread polls for a hand-over before it sleeps (docs/cpu.md, "One thread pool,
+# ours"); with more threads than cores (ours alone) a polling thread takes a core another
+# needs: a short poll
 SPIN = 1 << 20 if config.NUMBA_NUM_THREADS <= len(os.sched_getaffinity(0)) else 1 << 10
-GRACE = 1 << 12  # reads (~2-4 us) after the hand-over is seen (``_spin``)
+GRACE = 1 << 12  # reads after the hand-over is seen (``_spin``)
 _STRIDE = 16  # int64s between two counters: each on a cache line of its own
 
 

@@ -23,6 +23,7 @@ import inspect
 import numpy as np
 
 from onnxkit.kernels.cpu import CPU
+from onnxkit.kernels.cpu._buffers import read_only
 from onnxkit.kernels.cpu._forest import layout
 from onnxkit.kernels.cpu._forest_walk import forest_rows
 from onnxkit.kernels.cpu._route import fall_back
@@ -53,11 +54,7 @@ class PreparedForest:
         rows = X.shape[0]
         if rows and forest.n_trees and X.shape[1] <= forest.max_feature:
             return fall_back(self.reference_fn, X, **attributes)  # it names the features read
-        if not X.flags.c_contiguous:
-            X = np.ascontiguousarray(X)
-        if X.flags.writeable:  # one compiled signature: X read-only, as every array
-            X = X.view()
-            X.flags.writeable = False
+        X = read_only(np.ascontiguousarray(X))  # one compiled signature, as every array
         Z = np.empty((rows, forest.n_outputs), np.float32)
         Y = np.empty(rows if forest.classifier else 0, np.int64)
         run_parts(forest_rows, rows, rows * self.work, X, *self.arrays, Z, Y)

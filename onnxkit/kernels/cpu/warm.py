@@ -137,10 +137,8 @@ def _calls():
                                                   r(1, 1, 1, 6), q_num_heads=2,
                                                   kv_num_heads=2)),
         ("matrix addresses", lambda: _addresses(dtype)),
-        ("tree walk", lambda: _tree_walk(dtype)),
+        ("tree walk", _tree_walk),
         ("thread pool's poll", _pool_poll),
-    ]
-    calls += [
         ("conv Winograd", lambda: _planned(conv.conv, r(1, 16, 9, 9), c(16, 16, 3, 3),
                                            c(16), pads=[1, 1, 1, 1])),
         ("conv Winograd no bias", lambda: _planned(conv.conv, r(1, 16, 9, 9),
@@ -188,8 +186,8 @@ def _pool_poll() -> None:
     _spin(np.zeros(1, np.int64), 0, 0, 0, 0)
 
 
-def _tree_walk(dtype) -> None:
-    """The tree ensembles' kernel (``trees.forest_rows``: float32 inputs only)."""
+def _tree_walk() -> None:
+    """The tree ensembles' kernel (``_forest_walk.forest_rows``: float32 inputs only)."""
     from onnxkit.kernels.cpu.trees import warm_up
 
     warm_up()
