@@ -19,6 +19,7 @@ so the two executors always give the same answers.
 | binary          | Add, Sub, Mul, Div, Sum                                          |
 | softmax         | Softmax                                                          |
 | layer_norm      | LayerNormalization, onnxkit::LayerNormalization / SkipLayerNormalization |
+| rms_norm        | RMSNormalization, onnxkit::RMSNormalization                       |
 | attention       | onnxkit::Attention                                               |
 | tensor          | Gather, Transpose, Concat                                        |
 | reshape_slice   | Reshape, Slice (constant index inputs worked out once)           |
@@ -149,6 +150,7 @@ KERNEL_MODULES = (
     "einsum",
     "fused_quant",
     "gemm",
+    "half",
     "instance_norm",
     "layer_norm",
     "matmul",
@@ -160,6 +162,7 @@ KERNEL_MODULES = (
     "reduce_mean",
     "reshape_slice",
     "resize",
+    "rms_norm",
     "softmax",
     "tensor",
     "trees",

@@ -54,7 +54,8 @@ def _calls():
     """(what, thunk) pairs covering the kernels' code paths."""
     from onnxkit.kernels.cpu import (_pointwise, activations, attention, batch_norm, binary,
                                      conv, conv_transpose, einsum, gemm, instance_norm,
-                                     layer_norm, matmul, pool, reduce_mean, resize, softmax)
+                                     layer_norm, matmul, pool, reduce_mean, resize, rms_norm,
+                                     softmax)
 
     rng = np.random.default_rng(0)
     dtype = np.float32
@@ -159,6 +160,7 @@ def _calls():
         ("layer norm", lambda: layer_norm.layer_normalization(r(2, 3, 8), c(8), c(8))),
         ("skip layer norm", lambda: layer_norm.skip_layer_normalization(
             r(2, 3, 8), r(2, 3, 8), c(8), c(8))),
+        ("rms norm", lambda: rms_norm.onnxkit_rms_normalization(r(2, 3, 8), c(8))),
         ("skip layer norm const", lambda: layer_norm.skip_layer_normalization(
             r(2, 3, 8), c(2, 3, 8), c(8), c(8))),
     ]
