@@ -44,6 +44,19 @@ def test_onemkl_does_the_products_where_installed():
         assert _blas.CHOICES == ("openblas",)
 
 
+def test_the_default_library_follows_the_processor_maker():
+    """OpenBLAS by default on AMD processors, oneMKL on others, where both are loaded."""
+    assert _blas_libraries.preferred("AuthenticAMD") == "openblas"
+    assert _blas_libraries.preferred("GenuineIntel") == "onemkl"
+    assert _blas_libraries.preferred("") == "onemkl"
+    with open("/proc/cpuinfo") as f:
+        vendor = next((line.split(":")[1].strip() for line in f if line.startswith("vendor_id")),
+                      "")
+    wanted = "openblas" if vendor == "AuthenticAMD" else "onemkl"
+    assert _blas.CHOICES[_blas.DEFAULT] == (wanted if wanted in _blas.CHOICES
+                                            else _blas.CHOICES[0])
+
+
 def _layouts(x):
     """x as C order, Fortran order, and a strided view of a bigger array."""
     wide = np.zeros((x.shape[0], x.shape[1] + 5), x.dtype)
@@ -105,19 +118,19 @@ def test_each_library_computes_batches(lib, dtype):
 def test_the_library_is_timed_once_per_product_shape():
     """With oneMKL and OpenBLAS both loaded and tuning on, the first product of a shape
     times each library (three runs each) and the session's later ones run the winner
-    only; with tuning off the first of ``CHOICES`` runs."""
+    only; with tuning off ``CHOICES[DEFAULT]`` runs (the processor maker's library)."""
     from onnxkit.kernels.cpu import _tuning
 
     calls = []
     session = _tuning.Tuning()
     with _tuning.tuning_of_run(False, session):
         _blas.with_library(("test", 1), calls.append)
-    assert calls == [0]
+    assert calls == [_blas.DEFAULT]
     calls.clear()
     with _tuning.tuning_of_run(True, session):
         _blas.with_library(("test", 2), calls.append)
         if len(_blas.CHOICES) == 1:
-            assert calls == [0]
+            assert calls == [0] == [_blas.DEFAULT]
             return
         (key, winner, times), = [e for e in session.log if e[0] == ("test", 2)]
         assert set(times) == set(_blas.CHOICES) and winner == min(times, key=times.get)

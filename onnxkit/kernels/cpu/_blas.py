@@ -17,10 +17,10 @@ memory-bound kernels use too.
 Which BLAS: oneMKL's single dynamic library (``libmkl_rt``, from the ``mkl`` wheel, a
 dependency on Linux x86-64), set to its sequential layer, and numpy's own OpenBLAS
 (``numpy.libs``: scipy-openblas, 64-bit integers, symbols ``scipy_cblas_sgemm64_`` ...).
-Neither wins on every machine, so by default the first of ``CHOICES`` runs (oneMKL where
-installed), and with tuning on (``_tuning``) the first product of each shape (sizes,
-layout, split) times both and the session's later ones run the faster
-(``with_library``). Finding the libraries and handing their entry points to LLVM is
+Neither wins on every machine, so by default the library of the processor's maker runs
+(``DEFAULT``: OpenBLAS on AMD, oneMKL elsewhere where installed), and with tuning on
+(``_tuning``) the first product of each shape (sizes, layout, split) times both and the
+session's later ones run the faster (``with_library``). Finding the libraries and handing their entry points to LLVM is
 ``_blas_libraries``'s part. Where neither is found, ``AVAILABLE`` is False and
 ``matmul`` is ``np.matmul``. The measurements behind these choices: ``docs/cpu.md``
 ("Matrix products").
@@ -34,7 +34,8 @@ import numpy as np
 from numba import njit, types
 
 from onnxkit.kernels.cpu._blas_libraries import (  # noqa: F401 (CHOICES ... for callers)
-    _GET, _SET, AVAILABLE, CHOICES, ILP64, LIBRARIES, LIBRARY, NO_TRANS, ROW_MAJOR, TRANS)
+    _GET, _SET, AVAILABLE, CHOICES, DEFAULT, ILP64, LIBRARIES, LIBRARY, NO_TRANS, ROW_MAJOR,
+    TRANS)
 from onnxkit.kernels.cpu._threads import run_parts, run_split, threads
 from onnxkit.kernels.cpu._tuning import chosen, pick, tuning
 
@@ -184,15 +185,15 @@ def _gemm_batch_range(a, ta, lda, sa, b, tb, ldb, sb, c, ldc, sc, m, n, k, size,
 def with_library(key, run) -> None:
     """``run(lib)`` with the library that computes products of this ``key`` (shapes, layout,
     split) fastest here: with both oneMKL and OpenBLAS loaded and tuning on, the first
-    product of a key times both (``_tuning.pick``); else the first of ``CHOICES``."""
+    product of a key times both (``_tuning.pick``); else ``CHOICES[DEFAULT]``."""
     if len(CHOICES) == 1 or not tuning():
-        run(0)
+        run(DEFAULT)
         return
     name = chosen(key)
     if name is not None:
         run(CHOICES.index(name))
         return
-    pick(key, {name: partial(run, lib) for lib, name in enumerate(CHOICES)}, CHOICES[0])
+    pick(key, {name: partial(run, lib) for lib, name in enumerate(CHOICES)}, CHOICES[DEFAULT])
 
 
 def _layout(x):

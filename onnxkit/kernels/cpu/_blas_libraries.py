@@ -4,6 +4,8 @@
                  installed, else numpy's bundled OpenBLAS
     CHOICES      the libraries ``_blas.matmul`` times against each other per product
                  shape: ("onemkl", "openblas") with both, else one
+    DEFAULT      the index in ``CHOICES`` of the library that runs when nothing is timed:
+                 by the processor's maker (``preferred``)
     AVAILABLE    False where no ``cblas_?gemm`` / ``?gemv`` was found (``matmul`` is then
                  ``np.matmul``)
 
@@ -100,6 +102,28 @@ _ALT_OK = (None not in (_SGEMM2, _DGEMM2, _SGEMV2, _DGEMV2)
 #: the libraries ``matmul`` chooses between (index 0 the default): "onemkl", "openblas"
 CHOICES = (("onemkl",) if _MKL is not None else ("openblas",)) + (("openblas",) if _ALT_OK else ())
 LIBRARIES = (LIBRARY,) + ((_NUMPY_NAME,) if _ALT_OK else ())
+
+
+def cpu_vendor() -> str:
+    """The processor's maker as the kernel names it ("GenuineIntel", "AuthenticAMD"), or ""."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("vendor_id"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return ""
+
+
+def preferred(vendor: str) -> str:
+    """The library a product runs on by default, a static rule: oneMKL's kernels on AMD
+    processors ran the narrow products of convolutions 1.5-4x slower than OpenBLAS
+    (docs/cpu.md, "oneMKL or OpenBLAS"), so OpenBLAS there and oneMKL elsewhere."""
+    return "openblas" if vendor == "AuthenticAMD" else "onemkl"
+
+
+DEFAULT = CHOICES.index(preferred(cpu_vendor())) if preferred(cpu_vendor()) in CHOICES else 0
 
 if AVAILABLE:
     import llvmlite.binding as llvm
