@@ -163,8 +163,16 @@ def _calls():
         ("rms norm", lambda: rms_norm.onnxkit_rms_normalization(r(2, 3, 8), c(8))),
         ("skip layer norm const", lambda: layer_norm.skip_layer_normalization(
             r(2, 3, 8), c(2, 3, 8), c(8), c(8))),
+        ("float16 casts", _half_casts),
     ]
     return calls
+
+
+def _half_casts() -> None:
+    """float16 nodes' casts (``half``, ``_half``): for initializers and for values."""
+    from onnxkit.kernels.cpu._half import warm_up
+
+    warm_up()
 
 
 def _addresses(dtype) -> None:
