@@ -14,10 +14,39 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 .PHONY: venv lab demo test test-unit test-spec test-notebooks test-nbconvert test-threads test-cuda-sim warm clean
 
+EXTRAS := test,course,torch,classroom,conformance
+UV     := uv==0.13.9
+
+# The install runs on uv (5x less CPU than pip's, no bytecode compiled up front), reading
+# the indexes, links and constraints pip is configured with (UV_WITH_PIP_SOURCES); where
+# uv cannot be had, pip installs the same.
+define UV_WITH_PIP_SOURCES
+import os, subprocess, sys
+venv_python, *request = sys.argv[1:]
+listed = subprocess.run([venv_python, "-m", "pip", "config", "list"], capture_output=True,
+                        text=True).stdout.splitlines()
+conf = {}
+for line in sorted(listed, key=lambda line: line.startswith(":env:")):  # env over files
+    key, _, value = line.partition("=")
+    conf[key.split(".", 1)[-1]] = value.strip().strip("'\"")
+args = ["--index-strategy", "unsafe-best-match"]
+for key in ("index-url", "extra-index-url", "find-links", "constraint"):
+    for value in conf.get(key, "").split():
+        if key != "find-links" or os.path.exists(value.removeprefix("file://")):
+            args += ["--" + key, value]
+env = dict(os.environ, VIRTUAL_ENV=os.path.dirname(os.path.dirname(venv_python)))
+if conf.get("cert"):
+    env.setdefault("SSL_CERT_FILE", conf["cert"])
+uv = os.path.join(os.path.dirname(venv_python), "uv")
+sys.exit(subprocess.run([uv, "pip", "install", "-q", "--python", venv_python, *args, *request],
+                        env=env).returncode)
+endef
+export UV_WITH_PIP_SOURCES
+
 $(STAMP): pyproject.toml exercises/classroom/package-lock.json
 	python3 -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[test,course,torch,classroom,conformance]"
+	($(PY) -m pip install -q "$(UV)" && $(PY) -c "$$UV_WITH_PIP_SOURCES" $(PY) -e ".[$(EXTRAS)]") \
+		|| ($(PY) -m pip install -q --upgrade pip && $(PY) -m pip install -q -e ".[$(EXTRAS)]")
 	cd exercises/classroom && npm ci --no-audit --no-fund --loglevel=error  # JupyterHub's proxy
 	touch $(STAMP)
 
