@@ -49,8 +49,8 @@ EXTENDED = BASIC[:-1] + (
     layer_norm_fusion.PASS,
     rms_norm_fusion.PASS,
     skip_layer_norm_fusion.PASS,
+    matmul_scale_fold.PASS,  # first: q * s, k * s become one scale the attention takes
     attention_fusion.PASS,
-    matmul_scale_fold.PASS,
     matmul_add_fusion.PASS,
     dynamic_quant_fusion.PASS,
     conv_add_fusion.PASS,

@@ -7,6 +7,11 @@
     after:   k4 = Transpose <perm = [0, 2, 1, 3]> (k)
              y = Attention <scale = 0.125> (q, k4, v, mask)
 
+torch's scaled_dot_product_attention, as both exporters write it, puts
+``Where (IsNaN (p), 0, p)`` after the Softmax: a row the mask leaves no key is 0, not NaN.
+Attention gives 0 for those rows already (decided on the mask), so the guard goes into
+the fusion too; only a NaN in Q, K or V itself now gives NaN where the guard gave 0.
+
 Then the head split and merge around it fold into the 3D form of the operator:
 
     before:  q = Transpose <perm = [0, 2, 1, 3]> (Reshape (q3, {1, 128, 4, 64}))   # k, v alike
@@ -35,7 +40,7 @@ def _domain(g) -> str:
 
 # --- 1. MatMul, scale, mask, Softmax, MatMul -> Attention (4D) -------------------------
 
-def _sdpa_pattern(transposed: bool, scaling: str, masked: bool):
+def _sdpa_pattern(transposed: bool, scaling: str, masked: bool, guarded: bool = False):
     def pattern(op, q, k, v, s=None, mask=None):
         kt = op.Transpose(k, _name="kt") if transposed else k
         scores = op.MatMul(q, kt, _name="qk")
@@ -45,7 +50,10 @@ def _sdpa_pattern(transposed: bool, scaling: str, masked: bool):
             scores = op.Mul(scores, s)
         if masked:
             scores = op.Add(scores, mask)
-        return op.MatMul(op.Softmax(scores, _name="softmax"), v)
+        probs = op.Softmax(scores, _name="softmax")
+        if guarded:  # torch's SDPA export: rows the mask empties (NaN) become 0
+            probs = op.Where(op.IsNaN(probs), 0.0, probs)
+        return op.MatMul(probs, v)
 
     return pattern
 
@@ -145,9 +153,11 @@ def _heads_rewrite(op, q3, k3, v3, rq, rk, rv, attn, merge, mask=None):
 
 
 RULES = tuple(
-    RewriteRule(f"SDPA{' K^T' if t else ''} {sc}{' +mask' if m else ''}", _sdpa_pattern(t, sc, m),
-                _sdpa_rewrite(sc), _sdpa_check, variables=_sdpa_variables(sc, m))
+    RewriteRule(f"SDPA{' K^T' if t else ''} {sc}{' +mask' if m else ''}{' NaN->0' if n else ''}",
+                _sdpa_pattern(t, sc, m, n), _sdpa_rewrite(sc), _sdpa_check,
+                variables=_sdpa_variables(sc, m))
     for t in (True, False) for sc in ("div", "mul", "none") for m in (True, False)
+    for n in (False, True)
 ) + tuple(
     RewriteRule(f"Attention heads{' +mask' if m else ''}{' (onnxkit)' if d else ''}",
                 _heads_pattern(m, d), _heads_rewrite, _heads_check)
