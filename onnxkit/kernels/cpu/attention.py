@@ -1,5 +1,9 @@
-"""onnxkit::Attention on the ``cpu`` executor: two batched BLAS products around a Numba softmax.
+"""onnxkit::Attention on the ``cpu`` executor: small shapes in one compiled call, larger
+ones as two batched BLAS products around a Numba softmax.
 
+    fewer than ``_attention_small.MAX_MACS`` multiply-adds (a decoder step, a short
+    sequence): the scores, softmax and product with V row by row in one call, grouped-
+    query heads read in place (``_attention_small``); else:
     q, k, v: [batch, heads, seq, size] views of the inputs (3-D inputs split, no copy)
     S = q @ k^T                                  (BLAS, into a reused buffer)
     S = scale * S + mask (-inf past the diagonal if causal), minus its row max  (Numba)
@@ -12,18 +16,21 @@ a bool mask becomes 0 / -inf.
 float16 is computed in float32 and stored as float16: the inputs (and a float16 mask)
 are widened once, the result rounded once (numpy has no BLAS for float16, and its
 float16 products and exp run element by element).
-Grouped-query attention (fewer kv heads), masks shorter than the keys (padded by the
-reference), softcap and types other than float32 (``COMPILED``) and float16 run the
+Grouped-query attention (fewer kv heads) past the small path, masks shorter than the
+keys (padded by the reference), softcap and types other than float32 (``COMPILED``) and float16 run the
 reference kernel.
 https://onnx.ai/onnx/operators/onnx__Attention.html ; see docs/onnxkit-domain.md
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
 from onnxkit.kernels.cpu import CPU
+from onnxkit.kernels.cpu._attention_small import MAX_MACS, small_attention
 from onnxkit.kernels.cpu._blas import matmul
 from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._dtypes import COMPILED
@@ -120,16 +127,18 @@ def attention_fast(Q, K, V, attn_mask, is_causal, kv_num_heads, q_num_heads, sca
             or K.size == 0 or V.size == 0):
         return None
     if Q.ndim == 3:
-        if q_num_heads is None or kv_num_heads != q_num_heads or Q.shape[2] % q_num_heads \
-                or K.shape[2] % q_num_heads or V.shape[2] % q_num_heads:
+        if q_num_heads is None or kv_num_heads is None or Q.shape[2] % q_num_heads \
+                or K.shape[2] % kv_num_heads or V.shape[2] % kv_num_heads:
             return None
-        q, k, v = (_heads.split_heads(x, q_num_heads) for x in (Q, K, V))
+        q, k, v = (_heads.split_heads(x, n) for x, n in
+                   ((Q, q_num_heads), (K, kv_num_heads), (V, kv_num_heads)))
     else:
         q, k, v = Q, K, V
     batch, heads, q_len, size = q.shape
-    if k.shape[:2] != (batch, heads) or v.shape[:3] != k.shape[:3] or k.shape[3] != size:
+    kv_heads, k_len, v_size = k.shape[1], k.shape[2], v.shape[3]
+    if k.shape[0] != batch or v.shape[:3] != k.shape[:3] or k.shape[3] != size \
+            or kv_heads == 0 or heads % kv_heads:
         return None
-    k_len, v_size = k.shape[2], v.shape[3]
     shape = (batch, heads, q_len, k_len)
     if attn_mask is None:
         mask = _NO_MASK[Q.dtype.type]
@@ -140,14 +149,18 @@ def attention_fast(Q, K, V, attn_mask, is_causal, kv_num_heads, q_num_heads, sca
         if mask_small is None:
             return None
         mask = mask_small.reshape((1,) * (4 - mask_small.ndim) + mask_small.shape)
-        try:
-            if np.broadcast_shapes(mask.shape, shape) != shape:
-                return None  # the mask would broadcast the scores to a bigger shape
-        except ValueError:
-            return None
+        if any(m != 1 and m != n for m, n in zip(mask.shape, shape)):
+            return None  # the mask would broadcast the scores to a bigger shape (or not at all)
         mask = read_only(np.ascontiguousarray(mask))  # one signature (``read_only``)
     if scale is None:
-        scale = 1 / np.sqrt(size)
+        scale = 1 / math.sqrt(size)
+    if batch * heads * q_len * k_len * (size + v_size) < MAX_MACS:  # one compiled call
+        three_d = Q.ndim == 3
+        views = [x.transpose(0, 2, 1, 3) if three_d else x for x in (q, k, v)]
+        return small_attention(*views, None if attn_mask is None else mask, is_causal, scale,
+                               three_d)
+    if kv_heads != heads:
+        return None  # grouped-query attention at size: the reference's repeated heads
     S = empty(shape, Q.dtype)
     _products(q, np.swapaxes(k, 2, 3), S)
     scale_mask(S, mask, attn_mask is not None, bool(is_causal), Q.dtype.type(scale))

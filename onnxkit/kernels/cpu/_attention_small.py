@@ -1,0 +1,106 @@
+"""Attention of small shapes in one compiled call: the scores, the softmax and the
+product with V row by row, no BLAS calls and no scores tensor.
+
+    for b, h, i (query row):  hk = h // (heads / kv_heads)        (grouped-query)
+        s[j] = scale * q[b, h, i] . k[b, hk, j] + mask[b, h, i, j]  j < visible
+        visible = i + 1 if causal else the keys
+        y[b, h, i] = sum_j exp(s[j] - max s) / sum exp(...) * v[b, hk, j]
+        a row the mask (or causality) leaves no key: 0
+
+At a decoder step or a short encoder sequence each of the BLAS path's products,
+softmax passes and its Python around them costs more than the arithmetic; here the
+whole node is one call. The operands come as C-contiguous 4-D arrays in either axis
+order, [b, h, s, d] or [b, s, h, d] (a flag each), so a 3-D input's head split and a
+Transpose view of a [b, s, h, d] tensor are read as they lie: one compiled signature.
+exp is ``_math.exp_parts`` (vectorizes); sums in float32, the dot products in any order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from onnxkit.kernels.cpu._buffers import empty, read_only
+from onnxkit.kernels.cpu._math import FASTMATH, exp_parts
+
+#: multiply-adds (both products) below which an Attention takes this path
+MAX_MACS = 1 << 18
+_NO_MASK = read_only(np.zeros((1, 1, 1, 1), np.float32))
+
+
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
+def _attend(q, q_bshd, k, k_bshd, v, v_bshd, mask, has_mask, is_causal, scale, y, y_bshd):
+    batch, size, v_size = y.shape[0], q.shape[3], v.shape[3]
+    heads, q_len = (y.shape[2], y.shape[1]) if y_bshd else (y.shape[1], y.shape[2])
+    kv_heads, k_len = (k.shape[2], k.shape[1]) if k_bshd else (k.shape[1], k.shape[2])
+    group = heads // kv_heads
+    mb, mh, mq = mask.shape[0], mask.shape[1], mask.shape[2]
+    scale32 = np.float32(scale)
+    s = np.empty(max(k_len, 1), np.float32)  # one row of scores
+    for b in range(batch):
+        for h in range(heads):
+            hk = h // group
+            for i in range(q_len):
+                qrow = q[b, i, h] if q_bshd else q[b, h, i]
+                out = y[b, i, h] if y_bshd else y[b, h, i]
+                visible = min(k_len, i + 1) if is_causal else k_len
+                top = np.float32(-np.inf)
+                seen = np.float32(-np.inf if has_mask else 0)  # the mask's best key
+                for j in range(visible):
+                    krow = k[b, j, hk] if k_bshd else k[b, hk, j]
+                    acc = np.float32(0)
+                    for d in range(size):
+                        acc += qrow[d] * krow[d]
+                    val = acc * scale32
+                    if has_mask:
+                        m = mask[b % mb, h % mh, i % mq, j]
+                        val += m
+                        seen = max(seen, m)
+                    s[j] = val
+                    top = max(top, val)
+                for d in range(v_size):
+                    out[d] = 0
+                if visible == 0 or seen == -np.inf or top == -np.inf:
+                    continue  # no key left: 0
+                total = np.float32(0)
+                for j in range(visible):
+                    p2, frac = exp_parts(s[j] - top)
+                    e = p2 + p2 * frac
+                    s[j] = e
+                    total += e
+                inv = np.float32(1) / total
+                for j in range(visible):
+                    w = s[j] * inv
+                    vrow = v[b, j, hk] if v_bshd else v[b, hk, j]
+                    for d in range(v_size):
+                        out[d] += w * vrow[d]
+
+
+def _as_read(x, bshd):
+    """(a C-contiguous read-only 4-D array, whether its axes are [b, s, h, d]) for the
+    [b, h, s, d] tensor ``x`` (``bshd``: x is already the [b, s, h, d] form)."""
+    if x.flags.c_contiguous:
+        return read_only(x), bshd
+    swapped = x.transpose(0, 2, 1, 3)
+    if swapped.flags.c_contiguous:
+        return read_only(swapped), not bshd
+    return read_only(np.ascontiguousarray(x)), bshd
+
+
+def small_attention(q, k, v, mask, is_causal, scale, three_d):
+    """Y for float32 q, k, v: [b, s, h, d] views of the 3-D inputs (``three_d``) or the 4-D
+    inputs as given; ``mask``: None, or a float32 4-D C-contiguous mask broadcasting to
+    the scores. Y is [b, s, h * dv] (3-D) or [b, h, s, dv]."""
+    q4, q_bshd = _as_read(q, three_d)
+    k4, k_bshd = _as_read(k, three_d)
+    v4, v_bshd = _as_read(v, three_d)
+    batch, size = q.shape[0], v.shape[3]
+    heads, q_len = (q.shape[2], q.shape[1]) if three_d else (q.shape[1], q.shape[2])
+    if three_d:
+        Y = empty((batch, q_len, heads * size), np.float32)
+        y4 = Y.reshape(batch, q_len, heads, size)
+    else:
+        Y = y4 = empty((batch, heads, q_len, size), np.float32)
+    _attend(q4, q_bshd, k4, k_bshd, v4, v_bshd, _NO_MASK if mask is None else mask,
+            mask is not None, bool(is_causal), float(scale), y4, three_d)
+    return Y
