@@ -21,7 +21,9 @@ so the two executors always give the same answers.
 | layer_norm      | LayerNormalization, onnxkit::LayerNormalization / SkipLayerNormalization |
 | rms_norm        | RMSNormalization, onnxkit::RMSNormalization                       |
 | attention       | onnxkit::Attention                                               |
-| tensor          | Gather, Transpose, Concat                                        |
+| tensor          | Gather, GatherND, Expand, Concat                                 |
+| logical         | And, Or, Xor, Not, IsNaN, Where (numpy, small tensors)           |
+| cast            | Cast between numpy's plain types                                 |
 | reshape_slice   | Reshape, Slice (constant index inputs worked out once)           |
 | resize          | Resize (nearest / linear, 2-D)                                   |
 | fused_quant     | onnxkit::MatMulIntegerToFloat / DynamicQuantizeMatMul / QuantizeDequantize (the chains' cpu kernels) |
@@ -145,6 +147,7 @@ KERNEL_MODULES = (
     "attention",
     "batch_norm",
     "binary",
+    "cast",
     "conv",
     "conv_transpose",
     "einsum",
@@ -153,6 +156,7 @@ KERNEL_MODULES = (
     "half",
     "instance_norm",
     "layer_norm",
+    "logical",
     "matmul",
     "pool",
     "quantized",

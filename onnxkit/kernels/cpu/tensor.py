@@ -1,10 +1,15 @@
-"""Gather and Concat on the ``cpu`` executor: numpy's copies into reused buffers.
+"""Gather, GatherND, Expand and Concat on the ``cpu`` executor: numpy's copies into
+reused buffers.
 
-    Gather:  out = take(data, indices (negatives wrapped), axis)
-    Concat:  out = concatenate(inputs, axis)
+    Gather:    out = take(data, indices (negatives wrapped), axis)
+    GatherND:  out = data[indices[..., 0], ..., indices[..., k - 1]]   (batch_dims 0)
+    Expand:    out = broadcast_to(data, broadcast(data.shape, shape)), copied
+    Concat:    out = concatenate(inputs, axis)
 
-Both are pure data movement that numpy already does at memory speed; what the
-executor adds is the output buffer from the session's pool (no page faults on every
+All are pure data movement that numpy already does at memory speed (and at a decoder
+step, on a few values each, where the reference kernels' checks cost more than the
+copy: an index out of range is left to numpy to find, then to the reference kernel to
+name). What the executor adds is the output buffer from the session's pool (no page faults on every
 run), and for a Concat whose inputs lie one after another in its output (the concat
 axis is the outermost one of size > 1), growth in place: the output is built in the
 first input's buffer when that has room, so a chain of Concats copies each piece once.
@@ -24,24 +29,64 @@ from onnxkit.kernels.cpu._buffers import SMALL, empty, grown
 from onnxkit.kernels.cpu._route import fall_back
 from onnxkit.ops.registry import op
 from onnxkit.ops.tensor import concat as ref_concat
+from onnxkit.ops.tensor import expand as ref_expand
 from onnxkit.ops.tensor import gather as ref_gather
+from onnxkit.ops.tensor import gather_nd as ref_gather_nd
 from onnxkit.ops.tensor._util import normalize_axis
 from onnxkit.runtime.limits import check_allocation
 
 _PLAIN = "biuf"  # numeric dtypes numpy copies natively
 MAX_ROOM = 64 << 20  # bytes a Concat output reserves past its end, to grow in place
+CHECKED = 1 << 12  # output bytes from which max_tensor_bytes is checked before numpy runs
 
 
 @op("Gather", 1, 11, 13, registry=CPU)
 def gather(data, indices, *, axis=0):
-    if data.dtype.kind not in _PLAIN or indices.dtype.kind not in "iu" or data.ndim == 0:
+    if data.dtype.kind not in _PLAIN or indices.dtype.kind not in "iu" or data.ndim == 0 \
+            or not -data.ndim <= axis < data.ndim:
         return fall_back(ref_gather.gather, data, indices, axis=axis)
-    axis = normalize_axis(axis, data.ndim)
+    axis %= data.ndim
     shape = data.shape[:axis] + indices.shape + data.shape[axis + 1:]
-    check_allocation(shape, data.dtype, "Gather output")
-    idx = ref_gather.checked_indices(indices, data.shape[axis])
+    if math.prod(shape) * data.itemsize >= CHECKED:
+        check_allocation(shape, data.dtype, "Gather output")
     out = empty(shape, data.dtype)
-    np.take(data, idx, axis=axis, out=out)
+    try:  # numpy wraps negative indices as Gather does, and raises past either end
+        np.take(data, indices, axis=axis, out=out)
+    except (IndexError, TypeError):  # the reference names the index out of range
+        return fall_back(ref_gather.gather, data, indices, axis=axis)
+    return out
+
+
+@op("GatherND", 11, 12, 13, registry=CPU)
+def gather_nd(data, indices, *, batch_dims=0):
+    """batch_dims 0: one numpy fancy index, data[indices[..., 0], ..., indices[..., k-1]]."""
+    k = indices.shape[-1] if indices.ndim else 0
+    if batch_dims != 0 or data.dtype.kind not in _PLAIN or indices.dtype.kind not in "iu" \
+            or not 0 < k <= data.ndim:
+        return fall_back(ref_gather_nd.gather_nd, data, indices, batch_dims=batch_dims)
+    shape = indices.shape[:-1] + data.shape[k:]
+    if math.prod(shape) * data.itemsize >= CHECKED:
+        check_allocation(shape, data.dtype, "GatherND output")
+    try:
+        return data[tuple(indices[..., j] for j in range(k))]
+    except IndexError:
+        return fall_back(ref_gather_nd.gather_nd, data, indices, batch_dims=batch_dims)
+
+
+@op("Expand", 8, 13, registry=CPU)
+def expand(data, shape):
+    """A copy of numpy's broadcast view (the multidirectional rule: the result may be
+    larger than ``shape``)."""
+    if shape.dtype != np.int64 or shape.ndim != 1:
+        return fall_back(ref_expand.expand, data, shape)
+    try:
+        view = np.broadcast_to(data, np.broadcast_shapes(data.shape, tuple(shape.tolist())))
+    except ValueError:
+        return fall_back(ref_expand.expand, data, shape)
+    if view.nbytes >= CHECKED:
+        check_allocation(view.shape, data.dtype, "Expand output")
+    out = empty(view.shape, data.dtype)
+    np.copyto(out, view)
     return out
 
 
