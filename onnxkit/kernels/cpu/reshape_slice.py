@@ -1,22 +1,27 @@
-"""Reshape and Slice on the ``cpu`` executor: the reference's views, the index inputs
-worked out once.
+"""Reshape, Slice and Split on the ``cpu`` executor: the reference's views, the index
+inputs worked out once.
 
     Reshape:  data.reshape(target_shape(data.shape, shape, allowzero))
     Slice:    data[index], index = one Python slice per axis (ONNX's clamping rules)
+    Split:    data[index_p] for each output p, index_p = the slice of piece p on ``axis``
 
-Both cost no arithmetic: the time is the reading of the small index tensors, which the
+All three cost no arithmetic: the time is the reading of the small index tensors, which the
 reference kernels convert to Python ints on every call. Where those are initializers
 (nearly every model), the node's kernel is prepared with the plan (``prepare``): it
 keeps the target shape or the index per data shape it meets, so a node's later runs go
 straight to numpy's view. Whatever the reference rejects is rejected the same way: a
-new data shape computes with the reference's own helpers.
+new data shape computes with the reference's own helpers. A Split whose sizes do not
+fit (or any other bad input) runs the reference kernel, which says what is wrong.
 https://onnx.ai/onnx/operators/onnx__Reshape.html  https://onnx.ai/onnx/operators/onnx__Slice.html
+https://onnx.ai/onnx/operators/onnx__Split.html
 """
 
 from __future__ import annotations
 
 from onnxkit.kernels.cpu import CPU
+from onnxkit.kernels.cpu._route import fall_back
 from onnxkit.ops.registry import op
+from onnxkit.ops.tensor import split as ref_split
 from onnxkit.ops.tensor._util import int_list
 from onnxkit.ops.tensor.reshape import target_shape
 from onnxkit.ops.tensor.slice import slice_index
@@ -106,6 +111,92 @@ def _prepare_slice(node, attrs: dict, constants: dict, shapes: dict):
     return _PreparedSlice(given)
 
 
+def _split_index(shape, axis, sizes, num_outputs, n_outputs):
+    """One index tuple per output of a Split of a tensor of ``shape``, or None where the
+    reference kernel must decide (and raise)."""
+    rank = len(shape)
+    if not -rank <= axis < rank:
+        return None
+    axis %= rank
+    dim = shape[axis]
+    if sizes is None and num_outputs is not None:  # v18: pieces of ceil(dim / n)
+        if num_outputs != n_outputs or num_outputs < 1:
+            return None
+        chunk = -(-dim // num_outputs)
+        sizes = [chunk] * (num_outputs - 1) + [dim - chunk * (num_outputs - 1)]
+    elif sizes is None:  # as many equal pieces as outputs
+        if n_outputs < 1 or dim % n_outputs:
+            return None
+        sizes = [dim // n_outputs] * n_outputs
+    if len(sizes) != n_outputs or any(s < 0 for s in sizes) or sum(sizes) != dim:
+        return None
+    lead, start, index = (slice(None),) * axis, 0, []
+    for size in sizes:
+        index.append(lead + (slice(start, start + size),))
+        start += size
+    return tuple(index)
+
+
+def _split(data, split, axis, num_outputs, n_outputs, kept=None):
+    if split is not None and num_outputs is not None:
+        return None  # both given: the reference's error
+    if kept is not None and split is kept.given[0]:
+        index = kept.by_shape.get(data.shape)
+        if index is None:
+            index = _split_index(data.shape, axis, None if split is None else int_list(split),
+                                 num_outputs, n_outputs)
+            if index is None:
+                return None
+            kept.remember(data.shape, index)
+    else:
+        index = _split_index(data.shape, axis, None if split is None else int_list(split),
+                             num_outputs, n_outputs)
+        if index is None:
+            return None
+    return tuple(data[i] for i in index)
+
+
+@op("Split", 13, context=True, registry=CPU)
+def split_v13(data, split=None, *, axis=0, ctx):
+    pieces = _split(data, split, axis, None, ctx.n_outputs)
+    return fall_back(ref_split.split_v13, data, split, axis=axis, ctx=ctx) if pieces is None \
+        else pieces
+
+
+@op("Split", 18, context=True, registry=CPU)
+def split(data, split=None, *, axis=0, num_outputs=None, ctx):
+    pieces = _split(data, split, axis, num_outputs, ctx.n_outputs)
+    if pieces is None:
+        return fall_back(ref_split.split, data, split, axis=axis, num_outputs=num_outputs,
+                         ctx=ctx)
+    return pieces
+
+
+class _PreparedSplit(_Kept):
+    """A Split node's pieces by data shape, its output count taken from the node."""
+
+    op_type = "Split"
+
+    def __call__(self, data, split=None, *, axis=0, num_outputs=None, ctx):
+        pieces = _split(data, split, axis, num_outputs, self.extra, self)
+        if pieces is not None:
+            return pieces
+        if num_outputs is None:
+            return fall_back(ref_split.split_v13, data, split, axis=axis, ctx=ctx)
+        return fall_back(ref_split.split, data, split, axis=axis, num_outputs=num_outputs, ctx=ctx)
+
+
+def _prepare_split(node, attrs: dict, constants: dict, shapes: dict):
+    """Split's plan-time hook: kept pieces per data shape, when ``split`` is absent or an
+    initializer."""
+    given = constants.get(1)
+    if len(node.input) > 1 and node.input[1] and given is None:
+        return None
+    return _PreparedSplit((given,), len(node.output))
+
+
 reshape.prepare = _prepare_reshape
 reshape_v5.prepare = _prepare_reshape
 slice_.prepare = _prepare_slice
+split_v13.prepare = _prepare_split
+split.prepare = _prepare_split
