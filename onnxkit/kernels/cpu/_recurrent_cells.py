@@ -21,22 +21,35 @@ def _clip(x, bound):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def _add_product(gates, h, rT, lo, hi):
-    """gates[lo:hi] += h @ rT[:, lo:hi] (a row of rT at a time: contiguous, vectorized)."""
-    for q in range(h.size):
-        hq = h[q]
-        for j in range(lo, hi):
-            gates[j] += hq * rT[q, j]
+def _add_product(gates, h, rT):
+    """gates += h @ rT (rT [h.size, gates.size]), four rows of rT at a time: one load and
+    one store of ``gates`` per four multiply-adds. The loops index slices from 0, so that
+    Numba knows no index is negative and LLVM vectorizes them."""
+    n, m = h.size, gates.size
+    q = 0
+    while q + 4 <= n:
+        h0, h1, h2, h3 = h[q], h[q + 1], h[q + 2], h[q + 3]
+        r0, r1, r2, r3 = rT[q], rT[q + 1], rT[q + 2], rT[q + 3]
+        for j in range(m):
+            gates[j] += (h0 * r0[j] + h1 * r1[j]) + (h2 * r2[j] + h3 * r3[j])
+        q += 4
+    while q < n:
+        hq, r = h[q], rT[q]
+        for j in range(m):
+            gates[j] += hq * r[j]
+        q += 1
 
 
 @njit(cache=True, error_model="numpy")
-def lstm_direction(xp, rT, p, h0, c0, lens, backward, bound, input_forget, Y, d, h_out, c_out):
-    """One direction of an LSTM: xp [seq, batch, 4h] (gates i, o, f, c), rT [h, 4h],
-    peepholes p [3, h] (i, o, f); writes Y[:, d] and the final h_out, c_out [batch, h].
-    Each gate is one loop over the hidden units, so that its activation vectorizes."""
-    batch, four = xp.shape[1], xp.shape[2]
+def lstm_direction(xp, off, rT, p, h0, c0, lens, backward, bound, input_forget, Y, d, h_out,
+                   c_out):
+    """One direction of an LSTM: xp [seq, batch, :] whose columns off..off+4h are this
+    direction's input terms (gates i, o, f, c), rT [h, 4h], peepholes p [3, h] (i, o, f);
+    writes Y[:, d] and the final h_out, c_out [batch, h]. Each gate is one loop over the
+    hidden units, so that its activation vectorizes."""
+    batch, four = xp.shape[1], rT.shape[1]
     hidden = four // 4
-    gates = xp[0, 0].copy()
+    gates = xp[0, 0, off:off + four].copy()
     i, o, f, g = gates[:hidden], gates[hidden:2 * hidden], gates[2 * hidden:3 * hidden], \
         gates[3 * hidden:]
     one = xp.dtype.type(1)
@@ -46,8 +59,8 @@ def lstm_direction(xp, rT, p, h0, c0, lens, backward, bound, input_forget, Y, d,
         n = lens[b]
         for k in range(n):
             t = n - 1 - k if backward else k
-            gates[:] = xp[t, b]
-            _add_product(gates, h, rT, 0, four)
+            gates[:] = xp[t, b, off:off + four]
+            _add_product(gates, h, rT)
             for q in range(hidden):
                 i[q] = sigmoid(_clip(i[q] + p[0, q] * c[q], bound))
             if input_forget:
@@ -66,23 +79,28 @@ def lstm_direction(xp, rT, p, h0, c0, lens, backward, bound, input_forget, Y, d,
 
 
 @njit(cache=True, error_model="numpy")
-def gru_direction(xp, rT, rb, h0, lens, backward, bound, linear_before_reset, Y, d, h_out):
-    """One direction of a GRU: xp [seq, batch, 3h] (gates z, r, h; W's bias added),
-    rT [h, 3h], rb [3h]; writes Y[:, d] and the final h_out [batch, h]."""
-    batch, three = xp.shape[1], xp.shape[2]
-    hidden = three // 3
-    gh = xp[0, 0].copy()
-    z, r, cand = gh[:hidden], gh[hidden:2 * hidden], gh[2 * hidden:]
-    rh = xp[0, 0, :hidden].copy()
+def gru_direction(xp, off, rzr, rc, rb, h0, lens, backward, bound, linear_before_reset, Y, d,
+                  h_out):
+    """One direction of a GRU: xp [seq, batch, :] whose columns off..off+3h are this
+    direction's input terms (gates z, r, h; W's bias added), R^T in two parts: rzr [h, 2h]
+    (gates z, r) and rc [h, h] (the candidate), rb [3h]; writes Y[:, d] and the final
+    h_out [batch, h]."""
+    batch, hidden = xp.shape[1], rc.shape[0]
+    three = 3 * hidden
+    gh = rb.copy()
+    z, r, cand, zr = gh[:hidden], gh[hidden:2 * hidden], gh[2 * hidden:], gh[:2 * hidden]
+    rh = rb[:hidden].copy()
     one = xp.dtype.type(1)
     for b in range(batch):
         h = h0[b].copy()
         n = lens[b]
         for k in range(n):
             t = n - 1 - k if backward else k
-            x = xp[t, b]
+            x = xp[t, b, off:off + three]
             gh[:] = rb
-            _add_product(gh, h, rT, 0, three if linear_before_reset else 2 * hidden)
+            _add_product(zr, h, rzr)
+            if linear_before_reset:
+                _add_product(cand, h, rc)
             for q in range(hidden):
                 z[q] = sigmoid(_clip(x[q] + z[q], bound))
             for q in range(hidden):
@@ -93,7 +111,7 @@ def gru_direction(xp, rT, rb, h0, lens, backward, bound, linear_before_reset, Y,
             else:
                 for q in range(hidden):
                     rh[q] = r[q] * h[q]
-                _add_product(gh, rh, rT, 2 * hidden, three)
+                _add_product(cand, rh, rc)
                 for q in range(hidden):
                     cand[q] = tanh(_clip(x[2 * hidden + q] + cand[q], bound))
             for q in range(hidden):
