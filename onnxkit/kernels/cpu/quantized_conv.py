@@ -4,8 +4,8 @@
     blas:  cols = im2col(xs) (1x1 stride 1: xs itself), float32 or float64
            acc[n, g] = (w - w_zero_point)[g] (Mg, Cg*KH*KW) @ cols (Cg*KH*KW, OH*OW)
     dots:  at most FEW_PIXELS output pixels (the weights outweigh the work): patches
-           (P, Cg*KH*KW) as int16, one integer dot product per output value
-           (``int_dots``)
+           (P, Cg*KH*KW) as int16, the weights int8 where they fit (else int16), one
+           integer dot product per output value (``int_dots``)
     QLinearConv:  y = saturate(round((acc + B[m]) * (x_scale * w_scale[m] / y_scale))
                                + y_zero_point)
     ConvInteger:  y = int32(acc)
@@ -135,7 +135,7 @@ class PreparedQLinearConv:
         bound = value_bound(x.dtype, zx)
         dtype = exact_dtype(weights.l1, bound)
         if out[0] * out[1] <= FEW_PIXELS and weights.l1 * bound < EXACT_IN_INT32:
-            return _dots(x, zx, weights.get(np.dtype(np.int16)), group, kernel, strides,
+            return _dots(x, zx, weights.as_integers(), group, kernel, strides,
                          dilations, begin, end, out)
         return self._products(x, zx, weights.get(dtype), dtype, group, kernel, strides,
                               dilations, begin, out)
@@ -168,7 +168,8 @@ class PreparedQLinearConv:
 
 
 def int_dots(w, cols, acc):
-    """acc[n, m, p] = sum_k w[m, k] * cols[n, g, p, k] (g = m's group) for int16 w and cols,
+    """acc[n, m, p] = sum_k w[m, k] * cols[n, g, p, k] (g = m's group) for int8 or int16 w
+    (``ShiftedWeights.as_integers``) and int16 cols,
     in integers (exact: the caller checks the sums fit int32). The output channels are
     shared among the threads; each weight row is read once per image."""
     run_parts(_int_dots, w.shape[0], w.size * cols.shape[2], w, cols, acc)
@@ -189,7 +190,7 @@ def _int_dots(w, cols, acc, lo, hi):
                 acc[n, m, p] = total
 
 
-def _dots(x, zx, w16, group, kernel, strides, dilations, begin, end, out):
+def _dots(x, zx, wi, group, kernel, strides, dilations, begin, end, out):
     """acc (N, M, OH, OW) int32 for a layer of few output pixels: the shifted input's
     patches (N, group, P, Cg*KH*KW) as int16 by numpy, then ``int_dots``."""
     n, c = x.shape[:2]
@@ -201,8 +202,8 @@ def _dots(x, zx, w16, group, kernel, strides, dilations, begin, end, out):
     # (N, C, OH, OW, KH, KW) -> (N, group, OH, OW, C/group, KH, KW) -> (N, group, P, K)
     windows = windows.reshape(n, group, c // group, oh, ow, kh, kw).transpose(0, 1, 3, 4, 2, 5, 6)
     cols = np.ascontiguousarray(windows).reshape(n, group, oh * ow, -1)
-    acc = empty((n, w16.shape[0], oh, ow), np.int32)
-    int_dots(w16, read_only(cols), acc.reshape(n, w16.shape[0], oh * ow))
+    acc = empty((n, wi.shape[0], oh, ow), np.int32)
+    int_dots(wi, read_only(cols), acc.reshape(n, wi.shape[0], oh * ow))
     return acc
 
 

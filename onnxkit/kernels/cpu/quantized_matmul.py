@@ -90,11 +90,22 @@ class ShiftedWeights:
         other = tuple(a for a in range(b.ndim) if a != axis % b.ndim)
         self.l1 = int(np.abs(shifted).sum(axis=other).max()) if shifted.size else 0
         self.as_float: dict = {}
+        self.integers = None  # (``as_integers``)
 
     def get(self, dtype: np.dtype) -> np.ndarray:
         if dtype not in self.as_float:
             self.as_float[dtype] = read_only(np.ascontiguousarray(self.shifted, dtype=dtype))
         return self.as_float[dtype]
+
+    def as_integers(self) -> np.ndarray:
+        """The shifted weights as int8 where every value fits (symmetric weights, zero
+        point 0: half the bytes to read), else int16 (8-bit weights minus their zero point
+        always fit)."""
+        if self.integers is None:
+            s = self.shifted
+            small = s.size == 0 or (s.min() >= -128 and s.max() <= 127)
+            self.integers = self.get(np.dtype(np.int8 if small else np.int16))
+        return self.integers
 
 
 def _zero_ok(zero_point, dtype, sizes) -> bool:
