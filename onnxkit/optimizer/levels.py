@@ -4,7 +4,7 @@
 |-------|-----------|---------------------------------------------------------------------|
 | 0     | none      | the model as given                                                  |
 | 1     | basic     | model-local functions inlined, constant, CastLike and shape folding, no-op removal, CSE, dead code, BN / Mul / Add folded into Conv and Gemm / MatMul weights; pure standard ONNX |
-| 2     | extended  | fusions: Conv / Gemm / MatMul + activation, MatMul + Add, residual Add into Conv, LayerNorm, RMSNorm, GELU, SkipLayerNorm, attention, Transpose / Reshape chains, Slices to Split, scalar factors of a MatMul's operands, Transposes into MatMul's transA / transB, dynamic quantization's MatMulInteger chains, QuantizeLinear + DequantizeLinear pairs |
+| 2     | extended  | fusions: Conv / Gemm / MatMul + activation, MatMul + Add, residual Add into Conv, LayerNorm, RMSNorm, GELU, SkipLayerNorm, attention, Transpose / Reshape chains, Slices to Split, scalar factors of a MatMul's operands, Transposes into MatMul's transA / transB, MatMuls of one input merged (q, k, v), dynamic quantization's MatMulInteger chains, QuantizeLinear + DequantizeLinear pairs |
 | 3     | layout    | level 2's passes: the layout, in-place and buffer plans it wrote went (``docs/optimizer.md``) |
 
 A level runs in stages, as onnxruntime applies its levels one after another: level 1's
@@ -21,7 +21,8 @@ from onnxkit.optimizer.passes import (activation_fusion, attention_fusion, batch
                                       canonicalize, cast_like_folding, chains, constant_folding, conv_add_fusion, conv_fold,
                                       cse, dead_code, dynamic_quant_fusion, gelu_fusion, gemm_fold,
                                       identity_elimination,
-                                      layer_norm_fusion, matmul_add_fusion, noop_elimination,
+                                      layer_norm_fusion, matmul_add_fusion, matmul_merge,
+                                      noop_elimination,
                                       quantize_dequantize_fusion,
                                       rms_norm_fusion, shape_folding, skip_layer_norm_fusion,
                                       inline_functions, matmul_scale_fold, slice_split,
@@ -55,6 +56,7 @@ EXTENDED = BASIC[:-1] + (
     dynamic_quant_fusion.PASS,
     conv_add_fusion.PASS,
     activation_fusion.PASS,
+    matmul_merge.PASS,  # after the fusions that take a MatMul into another node
     dead_code.PASS,
     transpose_matmul_fold.PASS,  # repeat = False: once, after the fixed point
     quantize_dequantize_fusion.PASS,  # repeat = False
