@@ -20,11 +20,11 @@ import numpy as np
 from numba import njit
 
 from onnxkit.kernels.cpu import CPU
-from onnxkit.kernels.cpu._buffers import empty, read_only, zeros_read_only
+from onnxkit.kernels.cpu._buffers import SMALL, empty, read_only, zeros_read_only
 from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.kernels.cpu._math import FASTMATH, mean_inv_std
 from onnxkit.kernels.cpu._route import fall_back
-from onnxkit.kernels.cpu._threads import run_parts
+from onnxkit.kernels.cpu._threads import min_parallel, run_parts
 from onnxkit.ops.fused import layer_norm as ref_fused
 from onnxkit.ops.nn import layer_norm as ref_layer_norm
 from onnxkit.ops.registry import op
@@ -32,7 +32,11 @@ from onnxkit.ops.registry import op
 
 def normalize_rows(x, skip, has_skip, scale, bias, eps, y, mean_out, inv_out, s_out):
     """x, skip, y, s_out: (R, D); mean_out, inv_out: (R,); see the module docstring. The
-    rows are shared among the threads."""
+    rows are shared among the threads (small work: one call here, no split worked out)."""
+    if x.size < min_parallel():
+        _normalize(x, skip, has_skip, scale, bias, eps, y, mean_out, inv_out, s_out, 0,
+                   x.shape[0])
+        return
     run_parts(_normalize, x.shape[0], x.size, x, skip, has_skip, scale, bias, eps, y,
               mean_out, inv_out, s_out)
 
@@ -54,30 +58,33 @@ def _normalize(x, skip, has_skip, scale, bias, eps, y, mean_out, inv_out, s_out,
             y[r, i] = (src[i] - mean) * inv * scale[i] + bias[i]
 
 
-def _rows(X, axis):
-    if X.dtype not in COMPILED or X.size == 0 or not -X.ndim <= axis < X.ndim:
-        return None
-    start = axis % X.ndim
-    d = math.prod(X.shape[start:])
-    return start, d, np.ascontiguousarray(X).reshape(-1, d)
+def _out(shape, dtype, nbytes):
+    """An output buffer: the session pool's, or numpy's own for small ones (``SMALL``)."""
+    return np.empty(shape, dtype) if nbytes < SMALL else empty(shape, dtype)
 
 
 def layer_norm_fast(X, Skip, Scale, B, axis, epsilon, stats_dtype):
-    found = _rows(X, axis)
-    if found is None:
+    if X.dtype not in COMPILED or X.size == 0 or not -X.ndim <= axis < X.ndim:
         return None
-    start, d, x = found
-    if Scale.size != d or Scale.dtype != X.dtype or (B is not None and (B.size != d or B.dtype != X.dtype)):
+    start = axis % X.ndim
+    d = Scale.size
+    if math.prod(X.shape[start:]) != d or Scale.dtype != X.dtype \
+            or (B is not None and (B.size != d or B.dtype != X.dtype)):
         return None
     if Skip is not None and (Skip.shape != X.shape or Skip.dtype != X.dtype):
         return None
+    x = (X if X.flags.c_contiguous else np.ascontiguousarray(X)).reshape(-1, d)
     rows = x.shape[0]
-    Y = empty(X.shape, X.dtype)
-    S = empty(X.shape, X.dtype) if Skip is not None else x
+    Y = _out(X.shape, X.dtype, X.nbytes)
+    S = _out(X.shape, X.dtype, X.nbytes) if Skip is not None else None
     # what is only read, read-only: one signature for every mix of flags (``read_only``);
     # without a skip, nothing is written to S: Y stands in for it
     x = read_only(x)
-    skip = read_only(np.ascontiguousarray(Skip).reshape(rows, d)) if Skip is not None else x
+    if Skip is not None:
+        skip = read_only((Skip if Skip.flags.c_contiguous else np.ascontiguousarray(Skip))
+                         .reshape(rows, d))
+    else:
+        skip = x
     bias = zeros_read_only(d, X.dtype) if B is None else read_only(B.reshape(d))
     stat_shape = X.shape[:start] + (1,) * (X.ndim - start)
     mean = np.empty(stat_shape, stats_dtype)
