@@ -12,7 +12,8 @@ exact integers in float32 (or float64, ``quantized_matmul.exact_dtype``): float3
 Cast's result already; float64 goes through int32 as MatMulInteger's output does. The
 scaling is float32 arithmetic in place, each step rounded once as the reference's Mul and
 Add are; other types run the reference's tail. B's shifted copy for the integer product
-is made once per node when B is an initializer (``prepare``).
+is made once per node when B is an initializer (``prepare``); then a small product runs
+the whole chain in one compiled call (``_small_quant``), the same operations.
 https://onnx.ai/onnx/operators/onnx__MatMulInteger.html ; docs/onnxkit-domain.md
 """
 
@@ -21,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from onnxkit.kernels.cpu import CPU
-from onnxkit.kernels.cpu._route import fall_back
+from onnxkit.kernels.cpu._route import fall_back, note
+from onnxkit.kernels.cpu._small_quant import dynamic_product, integer_product
 from onnxkit.kernels.cpu.quantized import (dequantize_linear_13, dynamic_quantize_linear,
                                            quantize_linear_13)
 from onnxkit.kernels.cpu.quantized_matmul import PreparedProduct
@@ -31,6 +33,7 @@ from onnxkit.ops.registry import op
 
 
 F32 = np.dtype(np.float32)
+SMALL = "one call"  # what the profiler shows for a product ``_small_quant`` ran
 
 
 class PreparedQuantProduct:
@@ -43,9 +46,18 @@ class PreparedQuantProduct:
     def __call__(self, *inputs):
         if self.dynamic:
             A, B, b_scale, b_zero, bias = (list(inputs) + [None] * 5)[:5]
-            a, a_scale, a_zero = dynamic_quantize_linear(A)
         else:
             a, B, a_scale, b_scale, a_zero, b_zero, bias = (list(inputs) + [None] * 7)[:7]
+        constant = self.product.constant
+        if constant is not None and B is constant[0] and b_zero is constant[1]:
+            # a small product with B an initializer: the whole chain in one call
+            Y = (dynamic_product(A, constant[2], b_scale, bias) if self.dynamic
+                 else integer_product(a, a_scale, a_zero, constant[2], b_scale, bias))
+            if Y is not None:
+                note(SMALL)
+                return Y
+        if self.dynamic:
+            a, a_scale, a_zero = dynamic_quantize_linear(A)
         acc = self.product.product(a, a_zero, B, b_zero)
         if acc is None:
             return scaled(fall_back(ref_mmi.matmul_integer, a, B, a_zero, b_zero), a_scale,
