@@ -60,3 +60,27 @@ def test_cached_transformers_fuse_their_attention(name):
     kinds = op_types(out)
     assert kinds.count("onnxkit::Attention") == 2 and "IsNaN" not in kinds, kinds
     check_against_ort(m, out, dict(np.load(CACHE / f"{name}.npz")))
+
+
+def test_cached_llama_dynamo_reads_its_kv_heads_in_place():
+    """The dynamo exporter repeats Llama's 2 key/value heads for its 4 query heads
+    (Unsqueeze, Expand, Reshape, and two Transposes for K^T): the Attention reads the
+    present keys and values themselves, grouped-query, and gives onnxruntime's outputs
+    on the reference and the cpu executor."""
+    name = "llama_past_dynamo"
+    path = CACHE / f"{name}.onnx"
+    if not path.exists():
+        pytest.skip(f"{path} not built (python -m benchmarks.kinds --models {name})")
+    m = onnx.load(str(path))
+    feeds = dict(np.load(CACHE / f"{name}.npz"))
+    out, report = optimize(m, 2)
+    kinds = op_types(out)
+    assert "Expand" not in kinds and "Unsqueeze" not in kinds, kinds
+    assert report.count("attention_fusion") >= 4  # two layers: SDPA, then the repeats
+    attention = [n for n in out.graph.node if n.op_type == "Attention"]
+    assert [list(n.input[1:3]) for n in attention] == [["present_k0", "present_v0"],
+                                                       ["present_k1", "present_v1"]]
+    check_against_ort(m, out, feeds)
+    got = onnxkit.Session(m, executor="cpu", level=3).run(None, feeds)
+    for g, e in zip(got, ort_outputs(m, feeds)):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5 * float(np.abs(e).max()))

@@ -19,6 +19,10 @@ Then the head split and merge around it fold into the 3D form of the operator:
              y = Reshape (Transpose <perm = [0, 2, 1, 3]> (a), {1, 128, 256})
     after:   y = Attention <q_num_heads = 4, kv_num_heads = 4> (q3, k3, v3, mask)
 
+Last, the keys and values the dynamo exporter repeats for grouped-query attention
+(Unsqueeze, Expand, Reshape: ``repeat_kv``) go in as they are: a 4D Attention with
+fewer key/value heads than query heads reads head h's from kv head h // (q / kv).
+
 https://onnx.ai/onnx/operators/onnx__Attention.html
 """
 
@@ -28,7 +32,7 @@ import numpy as np
 
 from onnxkit.optimizer.nodes import attr
 from onnxkit.optimizer.passes._util import is_float
-from onnxkit.optimizer.pattern import RewriteRule, RulePass
+from onnxkit.optimizer.pattern import RewriteRule, RulePass, attrs_of
 
 SWAP_LAST = [0, 1, 3, 2]
 HEADS = [0, 2, 1, 3]
@@ -152,6 +156,64 @@ def _heads_rewrite(op, q3, k3, v3, rq, rk, rv, attn, merge, mask=None):
                         scale=attr(attn, "scale"), _domain="onnxkit" if attn.domain == "onnxkit" else "")
 
 
+# --- 3. key / value heads repeated for grouped-query attention -> read in place -------
+
+def _repeat_pattern(k_transposed: bool, masked: bool, domain: str):
+    """The dynamo exporter's ``repeat_kv``: x [b, kv, s, d] -> Unsqueeze (axis 2) -> Expand
+    [b, kv, g, s, d] -> Reshape [b, kv * g, s, d], the keys' copy read through the
+    transposes that give K^T (cancelled by the one the SDPA rewrite put back)."""
+    def core(op, q, k, v, mask):
+        kx = op.Expand(op.Unsqueeze(k, _allow_other_inputs=True, _name="uk"),
+                       _allow_other_inputs=True, _name="ek")
+        if k_transposed:
+            kt = op.Transpose(kx, perm=[0, 1, 2, 4, 3], _name="tk")
+            k4 = op.Transpose(op.Reshape(kt, _allow_other_inputs=True, _name="rk"),
+                              perm=SWAP_LAST)
+        else:
+            k4 = op.Reshape(kx, _allow_other_inputs=True, _name="rk")
+        vx = op.Expand(op.Unsqueeze(v, _allow_other_inputs=True, _name="uv"),
+                       _allow_other_inputs=True, _name="ev")
+        v4 = op.Reshape(vx, _allow_other_inputs=True, _name="rv")
+        ins = [q, k4, v4] + ([mask] if masked else [])
+        return op.Attention(*ins, _domain=domain, _name="attn")
+
+    if masked:
+        def pattern(op, q, k, v, mask):
+            return core(op, q, k, v, mask)
+    else:
+        def pattern(op, q, k, v):
+            return core(op, q, k, v, None)
+    return pattern
+
+
+def _repeat_check(g, q, k, v, attn, uk, ek, rk, uv, ev, rv, mask=None, tk=None):
+    if attr(attn, "q_num_heads") is not None:
+        return "the Attention is 3D"
+    sk, sv, sq = g.static_shape(k), g.static_shape(v), g.static_shape(q)
+    if sk is None or sv is None or sq is None or len(sk) != 4 or len(sv) != 4:
+        return "the keys' and values' shapes are not known 4D shapes"
+    for x, u, e, shape in ((k, uk, ek, sk), (v, uv, ev, sv)):
+        axes = g.constant(u.input[1]) if len(u.input) > 1 else attr(u, "axes")
+        if axes is None or [int(a) % 5 for a in np.reshape(axes, -1)] != [2]:
+            return "the Unsqueeze does not add axis 2"
+        grown = g.static_shape(e.output[0])
+        if grown is None or len(grown) != 5 or grown[:2] != shape[:2] or grown[3:] != shape[2:]:
+            return "the Expand does not repeat the heads along axis 2"
+    groups = g.static_shape(ek.output[0])[2]
+    if g.static_shape(ev.output[0])[2] != groups or sq[1] != sk[1] * groups:
+        return "the repeats do not make the query's heads"
+    b, h, s, d = sk[0], sk[1] * groups, sk[2], sk[3]
+    want_k = (b, h, d, s) if tk is not None else (b, h, s, d)
+    if g.static_shape(rk.output[0]) != want_k or g.static_shape(rv.output[0]) != (b, h) + sv[2:]:
+        return "the Reshapes do not merge the repeats into the heads"
+    return None
+
+
+def _repeat_rewrite(op, q, k, v, attn, mask=None, **_nodes):
+    inputs = [q, k, v] + ([mask] if mask is not None else [])
+    return op.Attention(*inputs, **attrs_of(attn), _domain=attn.domain)
+
+
 RULES = tuple(
     RewriteRule(f"SDPA{' K^T' if t else ''} {sc}{' +mask' if m else ''}{' NaN->0' if n else ''}",
                 _sdpa_pattern(t, sc, m, n), _sdpa_rewrite(sc), _sdpa_check,
@@ -162,5 +224,10 @@ RULES = tuple(
     RewriteRule(f"Attention heads{' +mask' if m else ''}{' (onnxkit)' if d else ''}",
                 _heads_pattern(m, d), _heads_rewrite, _heads_check)
     for m in (True, False) for d in ("", "onnxkit")
+) + tuple(
+    RewriteRule(f"repeated kv heads{' K^T' if t else ''}{' +mask' if m else ''}"
+                f"{' (onnxkit)' if d else ''}", _repeat_pattern(t, m, d), _repeat_rewrite,
+                _repeat_check)
+    for t in (True, False) for m in (True, False) for d in ("", "onnxkit")
 )
 PASS = RulePass("attention_fusion", RULES, __doc__)
