@@ -4,10 +4,11 @@
 
 Times, for a compiled kernel adding 1 to 1000 values: one call on the calling thread;
 the same work in two parts through ``onnxkit.kernels.cpu._threads.run_split`` (the
-cpu executor's pool of Python threads); and in two parts through a Numba ``prange``
-(Numba's own pool, which the cpu kernels used before their cold start was cut). The
-difference is what a split costs: work shorter than a few times it runs faster on one
-thread (``_threads.DEFAULT_MIN_PARALLEL``). Medians and 90th percentiles of 2000 calls.
+cpu executor's pool, its hand-over compiled: ``_launch``); and in two parts through a
+Numba ``prange`` (Numba's own pool, which the cpu kernels used before their cold start
+was cut). The difference is what a split costs: work shorter than a few times it runs
+faster on one thread (``_threads.DEFAULT_MIN_PARALLEL``). Medians and 90th percentiles
+of 2000 calls.
 """
 
 from __future__ import annotations

@@ -8,20 +8,17 @@ import pkgutil
 
 def kernel_signatures() -> dict[str, set[str]]:
     """{"module.function": its signatures} for every Numba dispatcher of the cpu kernels
-    (every module of ``onnxkit.kernels.cpu`` imported first). The thread pool's poll
-    (``_threads._spin``) is no kernel: it compiles once, when a process first splits
-    work, whatever the kernels or the thread setting."""
+    (every module of ``onnxkit.kernels.cpu`` imported first), the pool's hand-over
+    (``_launch.launch``: one signature per kernel argument types that split) included."""
     from numba.core.registry import CPUDispatcher
 
     import onnxkit.kernels.cpu as package
 
     found = {}
     for info in pkgutil.iter_modules(package.__path__):
-        if info.name == "_threads":
-            continue
         module = importlib.import_module(f"{package.__name__}.{info.name}")
         for attr, value in vars(module).items():
-            if isinstance(value, CPUDispatcher):
+            if isinstance(value, CPUDispatcher) and value.py_func.__module__ == module.__name__:
                 found[f"{info.name}.{attr}"] = {str(s) for s in value.signatures}
     return found
 

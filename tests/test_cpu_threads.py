@@ -132,7 +132,8 @@ def test_a_run_ending_leaves_blas_on_one_thread_for_a_run_still_going():
 
 def test_one_compiled_kernel_serves_every_thread_setting():
     """The thread count and the small-work threshold are read when a kernel runs: changing
-    them compiles nothing new (one kernel cache for every setting), and every setting
+    them compiles nothing new (one kernel cache for every setting; the hand-over of a
+    kernel's parts compiles once per argument types, on its first split), and every setting
     gives the same values, bit for bit (parts write disjoint outputs)."""
     from numba import get_num_threads, set_num_threads
 
@@ -143,9 +144,13 @@ def test_one_compiled_kernel_serves_every_thread_setting():
     e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
     cases = {"relu": (activations.relu, np.maximum(x, 0), 0),
              "softmax": (softmax.softmax, e / e.sum(axis=1, keepdims=True), 1e-6)}
-    first = {name: kernel(x) for name, (kernel, _, _) in cases.items()}  # compiled here
-    before = kernel_signatures()
     threads, least = get_num_threads(), _threads.min_parallel()
+    _threads.set_min_parallel(1)  # split: the kernels and the hand-over of their parts
+    try:  # compile here
+        first = {name: kernel(x) for name, (kernel, _, _) in cases.items()}
+    finally:
+        _threads.set_min_parallel(least)
+    before = kernel_signatures()
     try:
         for n in sorted({1, 2, threads}):
             for values in (1, 1 << 15, 1 << 40):

@@ -3,10 +3,12 @@
 A kernel that shares work among threads is a serial ``@njit(nogil=True)`` function over a
 range [lo, hi) of its rows, planes or channels; ``run_parts`` splits the range into one
 part per thread and runs the parts at once, the first in the calling thread and the others
-on a pool of Python threads, each a plain call of the compiled function (no Numba
-``prange``: a parallel region is compiled again for every kernel that holds one, and those
-compilations were most of a cold start). Small work (fewer values than ``min_parallel()``)
-is one call in the calling thread.
+on a pool of worker threads. The hand-over is compiled code (``_launch``): the workers
+poll for parts with the GIL released and call the kernel's compiled entry point, so no
+thread waits on the GIL to start or end a part. (No Numba ``prange``: a parallel region
+is compiled again, with the kernel in it, for every kernel that holds one, and those
+compilations were most of a cold start; Numba's OpenMP pool also kills a forked child.)
+Small work (fewer values than ``min_parallel()``) is one call in the calling thread.
 
 - during a run numpy's OpenBLAS is set to one thread, and the products (Conv's GEMM,
   Winograd's batches, Gemm, MatMul, Attention) call oneMKL's sequential sgemm (or that
@@ -29,16 +31,17 @@ import os
 import threading
 
 import numpy as np
-from numba import config, get_num_threads, njit, types
-from numba.extending import intrinsic
+from numba import config, get_num_threads, types
+from numba.core.registry import CPUDispatcher as Dispatcher
 
 from onnxkit.kernels.cpu._blas_libraries import AVAILABLE
+from onnxkit.kernels.cpu._launch import ASLEEP, IDLE, MISSING, STRIDE, launch, serve, type_key
 
 DEFAULT_MIN_PARALLEL = 1 << 17  # values: handing work to another thread costs more below
 _MIN_PARALLEL = [int(os.environ.get("ONNXKIT_CPU_MIN_PARALLEL", DEFAULT_MIN_PARALLEL))]
 if not AVAILABLE:  # numpy's matmul keeps its own threads: the kernels stay on one
     _MIN_PARALLEL[0] = 1 << 62
-_POOL: list = [None, None]  # [workers, the process that made them]
+_POOL: list = [None, None]  # [the pool, the process that made it]
 _BUSY = threading.Lock()  # held by the Python thread whose parts the workers run
 
 
@@ -57,89 +60,73 @@ def threads() -> int:
     return get_num_threads() if AVAILABLE else 1
 
 
-@intrinsic
-def _load_acquire(typingctx, flags, i):
-    """``flags[i]`` read from memory on every call (an atomic load): a loop polling it
-    sees another thread's store."""
-    def codegen(context, builder, signature, args):
-        array = context.make_array(signature.args[0])(context, builder, args[0])
-        return builder.load_atomic(builder.gep(array.data, [args[1]]), "acquire", 8)
-    return types.int64(flags, types.intp), codegen
+# polls (then yields of the processor) a worker makes for a next part before it sleeps;
+# with more threads than cores (ours alone) a polling thread takes a core another needs
+SPINS = 1 << 16 if config.NUMBA_NUM_THREADS <= len(os.sched_getaffinity(0)) else 1 << 8
+YIELDS = 1 << 12
 
 
-@njit(cache=True, nogil=True)
-def _spin(flags, i, old, rounds, grace):
-    """Whether ``flags[i]`` moved off ``old`` within ``rounds`` reads, the GIL released
-    meanwhile: a hand-over caught this way skips the wake-up of a sleeping thread. Seen,
-    ``grace`` more reads let the other thread finish its Python and drop the GIL first."""
-    for _ in range(rounds):
-        if _load_acquire(flags, i) != old:
-            for _ in range(grace):
-                _load_acquire(flags, i)
-            return True
-    return False
+class _Pool:
+    """The worker threads, each a Python thread running ``_launch.serve`` (compiled, the
+    GIL released) until it has waited long enough, then sleeping on a lock until a split
+    finds it asleep (``launch``'s status) and wakes it."""
+
+    def __init__(self, count: int):
+        self.count = count
+        self.state = np.zeros(max(1, count) * STRIDE, np.int64)
+        self.tasks = np.zeros(max(1, count) * STRIDE, np.int64)
+        self.state[::STRIDE] = -1
+        serve(self.state, self.tasks, 0, 0, 0)  # compiled here, where the notice is
+        self.state[::STRIDE] = IDLE
+        self.wake = [threading.Lock() for _ in range(count)]
+        for w in range(count):
+            self.wake[w].acquire()
+            threading.Thread(target=self._loop, args=(w,), name="onnxkit-cpu",
+                             daemon=True).start()
+
+    def _loop(self, w: int) -> None:
+        while not serve(self.state, self.tasks, w, SPINS, YIELDS):
+            self.wake[w].acquire()
+
+    def wake_up(self, asleep: int) -> None:
+        """Wake the workers whose bits ``asleep`` sets (bit w: worker w)."""
+        for w in range(self.count):
+            if (asleep >> w) & 1 and self.state[w * STRIDE] == ASLEEP:
+                self.state[w * STRIDE] = IDLE
+                self.wake[w].release()
 
 
-# reads a thread polls for a hand-over before it sleeps (docs/cpu.md, "One thread pool,
-# ours"); with more threads than cores (ours alone) a polling thread takes a core another
-# needs: a short poll
-SPIN = 1 << 20 if config.NUMBA_NUM_THREADS <= len(os.sched_getaffinity(0)) else 1 << 10
-GRACE = 1 << 12  # reads after the hand-over is seen (``_spin``)
-_STRIDE = 16  # int64s between two counters: each on a cache line of its own
-
-
-class _Worker:
-    """One pool thread. A hand-over bumps a counter and releases a lock; the waiting side
-    polls the counter for a while (``_spin``, the GIL released), then takes the lock,
-    which it would otherwise sleep on, as Numba's own pool waits: a thread woken from
-    sleep starts tens of microseconds late. Having seen the counter move, the poller
-    reads it a little longer (``GRACE``) so that the other thread drops the GIL first."""
-
-    def __init__(self, flags, index: int):
-        self.flags, self.go_at, self.done_at = flags, 2 * index * _STRIDE, (2 * index + 1) * _STRIDE
-        self.go, self.done = threading.Lock(), threading.Lock()
-        self.go.acquire()
-        self.done.acquire()
-        self.task = self.error = None
-        self.done_seen = 0
-        threading.Thread(target=self._loop, name="onnxkit-cpu", daemon=True).start()
-
-    def hand(self, kernel, args) -> None:
-        """Start ``kernel(*args)`` on this worker."""
-        self.task = (kernel, args)
-        self.flags[self.go_at] += 1
-        self.go.release()
-
-    def wait(self) -> None:
-        """Until the task handed over has finished."""
-        _spin(self.flags, self.done_at, self.done_seen, SPIN, GRACE)
-        self.done.acquire()
-        self.done_seen = int(self.flags[self.done_at])
-
-    def _loop(self) -> None:
-        seen = 0
-        while True:
-            _spin(self.flags, self.go_at, seen, SPIN, GRACE)
-            self.go.acquire()
-            seen = int(self.flags[self.go_at])
-            kernel, args = self.task
-            try:
-                kernel(*args)
-            except BaseException as exc:  # raised again in the caller (``run_split``)
-                self.error = exc
-            self.task = None
-            self.flags[self.done_at] += 1
-            self.done.release()
-
-
-def _pool() -> list:
-    """The worker threads (made on first use, made again in a forked child)."""
+def _pool() -> _Pool:
+    """The workers (made on first use, made again in a forked child)."""
     if _POOL[0] is None or _POOL[1] != os.getpid():
-        count = max(1, config.NUMBA_NUM_THREADS - 1)
-        flags = np.zeros(2 * count * _STRIDE, np.int64)
-        _POOL[0] = [_Worker(flags, i) for i in range(count)]
+        _POOL[0] = _Pool(max(1, config.NUMBA_NUM_THREADS - 1))
         _POOL[1] = os.getpid()
     return _POOL[0]
+
+
+def _entries(kernel):
+    """The (type key, address) rows of the kernel's compiled entry points ``launch``
+    calls, kept on the dispatcher (one row per argument types seen splitting)."""
+    table = getattr(kernel, "_onnxkit_entries", None)
+    if table is None:
+        table = np.zeros((0, 2), np.int64)
+        kernel._onnxkit_entries = table
+    return table
+
+
+def _add_entry(kernel, args) -> bool:
+    """Record the compiled entry point of ``kernel`` for the types of ``args`` (+ lo, hi);
+    False where it has none (not compiled for them)."""
+    arg_types = tuple(kernel.typeof_pyval(a) for a in args)
+    result = kernel.overloads.get(arg_types + (types.int64, types.int64))
+    if result is None:
+        return False
+    address = result.library.get_pointer_to_function(result.fndesc.llvm_func_name)
+    if not address:
+        return False
+    row = np.array([[type_key(arg_types), address]], np.int64)
+    kernel._onnxkit_entries = np.concatenate([_entries(kernel), row])
+    return True
 
 
 def parts_of(items: int, elements: int) -> tuple[int, int]:
@@ -161,32 +148,34 @@ def run_parts(kernel, items: int, elements: int, *args) -> None:
 
 def run_split(kernel, items: int, parts: int, per: int, *args) -> None:
     """``kernel(*args, lo, hi)`` for part p = [p * per, min(items, (p + 1) * per)),
-    p < parts, at once: part 0 in the calling thread, the others on the pool. While
-    another Python thread holds the pool, the caller runs every part itself."""
-    ranges = [(p * per, min(items, (p + 1) * per)) for p in range(parts) if p * per < items]
-    # its first call in this process compiles it (or loads it from the cache): in this
-    # thread, before the others start, where the compile notice finds the node it serves
-    if len(ranges) <= 1 or not kernel.overloads or not _BUSY.acquire(blocking=False):
-        for lo, hi in ranges or [(0, items)]:
-            kernel(*args, lo, hi)
+    p < parts, at once: part 0 in the calling thread, the others on the pool, handed over
+    in compiled code (``_launch``). While another Python thread holds the pool, the
+    caller runs every part itself; so it does where the kernel is no compiled function."""
+    parts = min(parts, -(-items // per)) if per > 0 else 1
+    if parts <= 1 or not isinstance(kernel, Dispatcher) or not _BUSY.acquire(blocking=False):
+        for p in range(max(parts, 1)):
+            kernel(*args, p * per, min(items, (p + 1) * per) if parts > 1 else items)
         return
     try:
-        workers = _pool()
-        handed = []
-        for worker, (lo, hi) in zip(workers, ranges[1:]):
-            worker.hand(kernel, args + (lo, hi))
-            handed.append(worker)
-        try:
-            kernel(*args, *ranges[0])
-            for lo, hi in ranges[1 + len(handed):]:  # more parts than workers
-                kernel(*args, lo, hi)
-        finally:
-            for worker in handed:
-                worker.wait()
-        for worker in handed:
-            if worker.error is not None:
-                error, worker.error = worker.error, None
-                raise error
+        pool, first = _pool(), 0
+        status = launch(pool.state, pool.tasks, pool.count, _entries(kernel), items, 0, parts,
+                        per, args)
+        if status == MISSING:
+            # first split with these types: part 0 by the dispatcher (which compiles the
+            # kernel, in this thread, where the compile notice finds the node it serves)
+            kernel(*args, 0, min(items, per))
+            first = 1
+            if not _add_entry(kernel, args):
+                for p in range(1, parts):
+                    kernel(*args, p * per, min(items, (p + 1) * per))
+                return
+            status = launch(pool.state, pool.tasks, pool.count, _entries(kernel), items, 1,
+                            parts, per, args)
+        if status >> 1:
+            pool.wake_up(status >> 1)
+        if status & 1:  # a part raised: the dispatcher raises it again, here
+            for p in range(first, parts):
+                kernel(*args, p * per, min(items, (p + 1) * per))
     finally:
         _BUSY.release()
 

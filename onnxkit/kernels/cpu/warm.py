@@ -22,6 +22,7 @@ import time
 import numpy as np
 
 from onnxkit.kernels.cpu._math import NONE, RELU
+from onnxkit.kernels.cpu._threads import min_parallel, set_min_parallel
 
 
 def _constant(a: np.ndarray) -> np.ndarray:
@@ -142,7 +143,7 @@ def _calls():
                                                           q_num_heads=2, kv_num_heads=2)),
         ("matrix addresses", lambda: _addresses(dtype)),
         ("tree walk", _tree_walk),
-        ("thread pool's poll", _pool_poll),
+        ("thread pool, products", _pool_and_products),
         ("conv Winograd", lambda: _planned(conv.conv, r(1, 16, 9, 9), c(16, 16, 3, 3),
                                            c(16), pads=[1, 1, 1, 1])),
         ("conv Winograd no bias", lambda: _planned(conv.conv, r(1, 16, 9, 9),
@@ -191,12 +192,19 @@ def _addresses(dtype) -> None:
                      else np.lib.stride_tricks.as_strided(a, writeable=False))
 
 
-def _pool_poll() -> None:
-    """The poll the thread pool waits with (``_threads._spin``): compiled on a process's
-    first split of work otherwise."""
-    from onnxkit.kernels.cpu._threads import _spin
+def _pool_and_products() -> None:
+    """The pool's worker loop (``_launch.serve``, compiled when a process first splits
+    work otherwise) and a split product of each kind (``_blas``: the products split by
+    size, not by ``min_parallel``)."""
+    from onnxkit.kernels.cpu import _blas
+    from onnxkit.kernels.cpu._threads import _pool
 
-    _spin(np.zeros(1, np.int64), 0, 0, 0, 0)
+    _pool()
+    a, b = np.ones((64, 32), np.float32), np.ones((32, 96), np.float32)
+    out = np.empty((64, 96), np.float32)
+    for by_columns in (True, False):
+        _blas.gemm_parts(a.ctypes.data, _blas.NO_TRANS, 32, b.ctypes.data, _blas.NO_TRANS, 96,
+                         out.ctypes.data, 96, 64, 96, 32, 4, 2, by_columns, _blas.DEFAULT)
 
 
 def _tree_walk() -> None:
@@ -216,6 +224,8 @@ def warm(verbose: bool = True) -> float:
     notice = os.environ.get("ONNXKIT_CPU_NOTICE")
     os.environ["ONNXKIT_CPU_TUNE"] = "0"  # the static rule: each call takes its own path
     os.environ["ONNXKIT_CPU_NOTICE"] = "0"  # each call's line says it already
+    least = min_parallel()
+    set_min_parallel(1)  # every call splits: the hand-over of its parts compiles too
     try:
         for what, thunk in _calls():
             t = time.perf_counter()
@@ -223,6 +233,7 @@ def warm(verbose: bool = True) -> float:
             if verbose:
                 print(f"  {what:22s} {time.perf_counter() - t:6.2f} s", flush=True)
     finally:
+        set_min_parallel(least)
         for name, value in (("ONNXKIT_CPU_TUNE", tune), ("ONNXKIT_CPU_NOTICE", notice)):
             if value is None:
                 del os.environ[name]
