@@ -56,6 +56,7 @@ class PreparedQLinearConv:
     def __init__(self, attrs: dict, w=None, w_zero=None):
         self.attrs = {**_DEFAULTS, **attrs}
         self.constant = None
+        self.terms = None  # the requantization's, for the last scales seen (``_terms``)
         if w is not None and self._weights_ok(w, w_zero):
             self.constant = (w, w_zero, ShiftedWeights(w.reshape(w.shape[0], -1), w_zero, 0))
 
@@ -81,28 +82,44 @@ class PreparedQLinearConv:
         return y
 
     def _fast(self, x, x_scale, x_zero, w, w_scale, w_zero, y_scale, y_zero, B):
-        if (np.size(x_scale) != 1 or np.size(y_scale) != 1
-                or np.size(w_scale) not in (1, w.shape[0]) or np.ndim(w_scale) > 1
-                or (y_zero is not None and (np.size(y_zero) != 1
-                                            or np.asarray(y_zero).dtype not in EIGHT_BIT))
-                or (B is not None and (B.dtype != np.int32 or B.shape != (w.shape[0],)))):
+        terms = self._terms(x.dtype, x_scale, w_scale, y_scale, y_zero, B, w.shape[0])
+        if terms is None:
             return None
         acc = self.accumulate(x, x_zero, w, w_zero)
         if acc is None:
             return None
-        # the reference's multiplier and bias, the same float operations
+        bias, mult, zero, low, high, out_dtype = terms[1:]
         m = w.shape[0]
+        y = empty(acc.shape, out_dtype)
+        requantize(acc.reshape(x.shape[0], m, -1), bias, mult, zero, low, high,
+                   y.reshape(x.shape[0], m, -1))
+        return y
+
+    def _terms(self, x_dtype, x_scale, w_scale, y_scale, y_zero, B, m):
+        """(key, bias, mult, zero, low, high, output dtype) of the requantization: the
+        reference's multiplier and bias, the same float operations; None for what the
+        reference serves. Worked out once while the scales, zero point and bias are the
+        same arrays (initializers: once per node)."""
+        key = (x_dtype, x_scale, w_scale, y_scale, y_zero, B, m)
+        terms = self.terms
+        if terms is not None and all(a is b for a, b in zip(key, terms[0])):
+            return terms
+        if (np.size(x_scale) != 1 or np.size(y_scale) != 1
+                or np.size(w_scale) not in (1, m) or np.ndim(w_scale) > 1
+                or (y_zero is not None and (np.size(y_zero) != 1
+                                            or np.asarray(y_zero).dtype not in EIGHT_BIT))
+                or (B is not None and (B.dtype != np.int32 or B.shape != (m,)))):
+            return None
         ws = np.asarray(w_scale).reshape(-1) if np.size(w_scale) != 1 else np.asarray(w_scale).reshape(())
         mult = (np.asarray(x_scale).reshape(()) * ws / np.asarray(y_scale).reshape(())).astype(np.float64)
         bias = np.zeros(m) if B is None else B.astype(np.float64)
-        out_dtype = np.asarray(y_zero).dtype if y_zero is not None else x.dtype
+        out_dtype = np.asarray(y_zero).dtype if y_zero is not None else x_dtype
         zero = 0.0 if y_zero is None else float(np.asarray(y_zero).reshape(()))
         low, high = INT_RANGES[np.dtype(out_dtype)]
-        y = empty(acc.shape, out_dtype)
-        requantize(acc.reshape(x.shape[0], m, -1), read_only(bias),
-                   read_only(np.ascontiguousarray(np.broadcast_to(mult, (m,)))), zero,
-                   float(low), float(high), y.reshape(x.shape[0], m, -1))
-        return y
+        terms = (key, read_only(bias), read_only(np.ascontiguousarray(np.broadcast_to(mult, (m,)))),
+                 zero, float(low), float(high), out_dtype)
+        self.terms = terms
+        return terms
 
     def accumulate(self, x, x_zero, w, w_zero):
         """The exact conv(x - x_zero, w - w_zero) (N, M, OH, OW) as float32, float64 or
