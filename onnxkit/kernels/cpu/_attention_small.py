@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from onnxkit.kernels.cpu._buffers import empty, read_only
+from onnxkit.kernels.cpu._buffers import read_only
 from onnxkit.kernels.cpu._math import FASTMATH, exp_parts
 
 #: multiply-adds (both products) below which an Attention takes this path
@@ -97,10 +97,10 @@ def small_attention(q, k, v, mask, is_causal, scale, three_d):
     batch, size = q.shape[0], v.shape[3]
     heads, q_len = (q.shape[2], q.shape[1]) if three_d else (q.shape[1], q.shape[2])
     if three_d:
-        Y = empty((batch, q_len, heads * size), np.float32)
+        Y = np.empty((batch, q_len, heads * size), np.float32)  # small: numpy's own buffer
         y4 = Y.reshape(batch, q_len, heads, size)
     else:
-        Y = y4 = empty((batch, heads, q_len, size), np.float32)
+        Y = y4 = np.empty((batch, heads, q_len, size), np.float32)
     _attend(q4, q_bshd, k4, k_bshd, v4, v_bshd, _NO_MASK if mask is None else mask,
             mask is not None, bool(is_causal), float(scale), y4, three_d)
     return Y

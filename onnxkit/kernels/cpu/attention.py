@@ -38,7 +38,6 @@ from onnxkit.kernels.cpu._math import FASTMATH
 from onnxkit.kernels.cpu._route import fall_back
 from onnxkit.kernels.cpu._threads import run_parts
 from onnxkit.kernels.cpu.softmax import normalize_rows
-from onnxkit.ops.attention import _heads
 from onnxkit.ops.fused.attention import attention as reference_attention
 from onnxkit.ops.registry import op
 
@@ -126,17 +125,25 @@ def attention_fast(Q, K, V, attn_mask, is_causal, kv_num_heads, q_num_heads, sca
             or not Q.ndim == K.ndim == V.ndim or Q.ndim not in (3, 4) or Q.size == 0
             or K.size == 0 or V.size == 0):
         return None
-    if Q.ndim == 3:
-        if q_num_heads is None or kv_num_heads is None or Q.shape[2] % q_num_heads \
+    three_d = Q.ndim == 3
+    if three_d:  # [b, s, heads * size]: the heads as a [b, s, h, d] view each
+        if q_num_heads is None or kv_num_heads is None or q_num_heads <= 0 \
+                or kv_num_heads <= 0 or Q.shape[2] % q_num_heads \
                 or K.shape[2] % kv_num_heads or V.shape[2] % kv_num_heads:
             return None
-        q, k, v = (_heads.split_heads(x, n) for x, n in
-                   ((Q, q_num_heads), (K, kv_num_heads), (V, kv_num_heads)))
+        q = Q.reshape(Q.shape[:2] + (q_num_heads, Q.shape[2] // q_num_heads))
+        k = K.reshape(K.shape[:2] + (kv_num_heads, K.shape[2] // kv_num_heads))
+        v = V.reshape(V.shape[:2] + (kv_num_heads, V.shape[2] // kv_num_heads))
+        batch, q_len, heads, size = q.shape
+        k_len, kv_heads, v_size = k.shape[1], k.shape[2], v.shape[3]
+        kv_lead = (k.shape[0], k.shape[1], k.shape[2])
+        v_lead = (v.shape[0], v.shape[1], v.shape[2])
     else:
         q, k, v = Q, K, V
-    batch, heads, q_len, size = q.shape
-    kv_heads, k_len, v_size = k.shape[1], k.shape[2], v.shape[3]
-    if k.shape[0] != batch or v.shape[:3] != k.shape[:3] or k.shape[3] != size \
+        batch, heads, q_len, size = q.shape
+        kv_heads, k_len, v_size = k.shape[1], k.shape[2], v.shape[3]
+        kv_lead, v_lead = k.shape[:3], v.shape[:3]
+    if k.shape[0] != batch or v_lead != kv_lead or k.shape[3] != size \
             or kv_heads == 0 or heads % kv_heads:
         return None
     shape = (batch, heads, q_len, k_len)
@@ -155,12 +162,12 @@ def attention_fast(Q, K, V, attn_mask, is_causal, kv_num_heads, q_num_heads, sca
     if scale is None:
         scale = 1 / math.sqrt(size)
     if batch * heads * q_len * k_len * (size + v_size) < MAX_MACS:  # one compiled call
-        three_d = Q.ndim == 3
-        views = [x.transpose(0, 2, 1, 3) if three_d else x for x in (q, k, v)]
-        return small_attention(*views, None if attn_mask is None else mask, is_causal, scale,
+        return small_attention(q, k, v, None if attn_mask is None else mask, is_causal, scale,
                                three_d)
     if kv_heads != heads:
         return None  # grouped-query attention at size: the reference's repeated heads
+    if three_d:  # [b, h, s, d] views for the products
+        q, k, v = (x.transpose(0, 2, 1, 3) for x in (q, k, v))
     S = empty(shape, Q.dtype)
     _products(q, np.swapaxes(k, 2, 3), S)
     scale_mask(S, mask, attn_mask is not None, bool(is_causal), Q.dtype.type(scale))
