@@ -113,6 +113,11 @@ def _cases():
         "softmax (declared input)": (
             [helper.make_node("Softmax", ["X"], ["Y"])],
             [("X", F16, [3, 7])], [], {"X": h(3, 7) * 4}, ()),
+        "lstm": (
+            [helper.make_node("LSTM", ["X", "Wl", "Rl", "Bl"], ["Y"], hidden_size=6,
+                              direction="bidirectional")],
+            [("X", F16, [5, 2, 4])], [("Wl", h(2, 24, 4)), ("Rl", h(2, 24, 6)),
+                                      ("Bl", h(2, 48))], {"X": h(5, 2, 4)}, ()),
         "reduce mean + sigmoid": (
             [helper.make_node("ReduceMean", ["X"], ["r"], axes=[-1]),
              helper.make_node("Sigmoid", ["r"], ["Y"])],

@@ -30,7 +30,7 @@ import numpy as np
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu import (activations, attention, batch_norm, binary,  # noqa: F401
                                  conv, conv_transpose, einsum, gemm, instance_norm,
-                                 layer_norm, matmul, pool, reduce_mean, softmax)
+                                 layer_norm, matmul, pool, recurrent, reduce_mean, softmax)
 from onnxkit.kernels.cpu._half import FLOAT, HALF, narrow, widen
 from onnxkit.kernels.cpu._route import note, taken
 
@@ -53,6 +53,7 @@ OPS = {
     ("", "Relu"): ALL, ("", "LeakyRelu"): ALL, ("", "Clip"): ALL, ("", "HardSigmoid"): ALL,
     ("", "HardSwish"): ALL, ("", "Gelu"): ALL, (ONNXKIT, "Gelu"): ALL, ("", "Erf"): ALL,
     ("", "Sigmoid"): ALL, ("", "Tanh"): ALL, ("", "Swish"): ALL,
+    ("", "LSTM"): ALL, ("", "GRU"): ALL, ("", "RNN"): ALL,
 }
 
 
