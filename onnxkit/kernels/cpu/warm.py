@@ -86,10 +86,11 @@ def _calls():
         ("conv by bands + Z", lambda: conv.fused_conv(r(1, 3, 96, 96), c(8, 3, 7, 7), c(8),
                                                       r(1, 8, 48, 48), pads=[3, 3, 3, 3],
                                                       strides=[2, 2])),
+        # two bands of columns (``_banded.pointwise_width``): the bands split
         ("conv 1x1 by bands", lambda: _pointwise.by_bands(
-            r(1, 4, 48, 48), c(6, 4, 1, 1), c(6), None, (RELU, 0.0, 0.0))),
+            r(1, 4, 112, 112), c(6, 4, 1, 1), c(6), None, (RELU, 0.0, 0.0))),
         ("conv 1x1 by bands + Z", lambda: _pointwise.by_bands(
-            r(1, 4, 48, 48), c(6, 4, 1, 1), c(6), r(1, 6, 48, 48), (NONE, 0.0, 0.0))),
+            r(1, 4, 112, 112), c(6, 4, 1, 1), c(6), r(1, 6, 112, 112), (NONE, 0.0, 0.0))),
         ("depthwise", lambda: conv.fused_conv(x, c(4, 1, 3, 3), c(4), activation="Clip", group=4,
                                               activation_params=[0.0, 6.0])),
         ("depthwise no bias", lambda: conv.fused_conv(x, c(4, 1, 3, 3), group=4,
