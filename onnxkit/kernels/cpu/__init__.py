@@ -31,6 +31,8 @@ so the two executors always give the same answers.
 |                 | com.microsoft::QLinearAdd / QLinearMul                           |
 | quantized_conv, | QLinearConv, ConvInteger; MatMulInteger, QLinearMatMul,          |
 | quantized_matmul| com.microsoft::QGemm (exact integer sums: BLAS or int16 dots)    |
+| half            | no kernel of its own: float16 nodes of the ops in ``half.OPS``   |
+|                 | run their float32 kernel between casts (a plan-time hook)        |
 
 A kernel may carry a ``prepare`` hook (Conv, FusedConv, Reshape, Slice, the tree
 ensembles): when the plan is built, ``kernel.prepare(node, attrs, constants, shapes)``
