@@ -34,7 +34,8 @@ from onnxkit.kernels.cpu import (activations, attention, batch_norm, binary,  # 
 from onnxkit.kernels.cpu._half import FLOAT, HALF, narrow, widen
 from onnxkit.kernels.cpu._route import note, taken
 
-ALL = None  # every float32 output is rounded to float16
+ALL = None  # every float output is rounded to float16
+WIDE = (FLOAT, np.dtype(np.float64))  # the outputs rounded back
 ONNXKIT = "onnxkit"
 
 #: (domain, op_type) -> the outputs rounded back to float16 (ALL: every float32 one);
@@ -106,10 +107,11 @@ class HalfKernel:
         return self._narrowed(0, Y)
 
     def _narrowed(self, i, y):
-        if (y is None or getattr(y, "dtype", None) != FLOAT
-                or self.outputs is not ALL and i not in self.outputs):
+        dtype = getattr(y, "dtype", None)
+        if dtype not in WIDE or self.outputs is not ALL and i not in self.outputs:
             return y
-        return narrow(y)
+        # (float64: a reference kernel that computed wider; rounded once, by numpy)
+        return narrow(y) if dtype == FLOAT else np.asarray(y).astype(HALF)
 
 
 class HalfPrepare:
