@@ -87,6 +87,22 @@ def test_two_python_threads_split_at_once():
         np.testing.assert_array_equal(hits, np.full(hits.size, 20))
 
 
+@njit(nogil=True)
+def _returning(hits, lo, hi):
+    for i in range(lo, hi):
+        hits[i] += 1
+    return hi - lo
+
+
+def test_a_kernel_that_returns_a_value_runs_every_part():
+    """The hand-over calls kernels returning nothing; one returning a value runs its parts
+    in the caller."""
+    hits = np.zeros(1000, np.int64)
+    for _ in range(2):
+        _threads.run_split(_returning, 1000, 2, 500, hits)
+    np.testing.assert_array_equal(hits, np.full(1000, 2))
+
+
 def test_a_plain_python_kernel_runs_its_parts_in_the_caller():
     seen = []
     _threads.run_split(lambda lo, hi: seen.append((lo, hi)), 10, 3, 4)

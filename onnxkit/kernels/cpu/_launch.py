@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 
+import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
@@ -147,19 +148,12 @@ def _key_of(typingctx, args):
 
 
 @njit(nogil=True, cache=True)
-def launch(state, tasks, workers, table, items, first, parts, per, args):
-    """Parts ``first`` .. ``parts - 1`` of ``kernel(*args, lo, hi)`` (the kernel whose
-    entry for ``args``' types ``table`` lists), the first here and the next ones on the
-    workers. Returns MISSING (no entry: nothing ran), else a status: bit 0 set when a
-    part failed, bit w + 1 when worker w was asleep (``_threads`` wakes it)."""
-    key = _key_of(args)
-    address = 0
-    for row in range(table.shape[0]):
-        if table[row, 0] == key:
-            address = table[row, 1]
-    if address == 0:
-        return MISSING
-    fn, data = _pack(args, address, items, per)
+def hand_over(state, tasks, workers, fn, data, first, parts):
+    """Parts ``first`` .. ``parts - 1`` of trampoline ``fn`` on ``data``: the first here,
+    the next ones posted to the workers (one each), the rest here; a part posted but not
+    taken when this thread is done with its own is taken back. Returns bit 0 set when a
+    part failed, bit w + 1 when worker w was asleep. One function for every kernel: the
+    launchers, one per kernel argument types, stay small."""
     handed = min(workers, parts - first - 1)
     posted = 0
     asleep = 0
@@ -172,7 +166,7 @@ def launch(state, tasks, workers, table, items, first, parts, per, args):
             posted |= 1 << w
         elif _load(state, slot) == ASLEEP:
             asleep |= 1 << w
-    failed = _run_part(fn, data, first)
+    failed = np.int64(_run_part(fn, data, first))
     for p in range(first + 1 + handed, parts):  # more parts than workers
         failed |= _run_part(fn, data, p)
     for w in range(handed):
@@ -191,6 +185,48 @@ def launch(state, tasks, workers, table, items, first, parts, per, args):
             failed |= tasks[slot + 3]
             _store(state, slot, IDLE)
     return (failed & 1) | (asleep << 1)
+
+
+HAND_OVER_TYPES = (types.Array(types.int64, 1, "C"), types.Array(types.int64, 1, "C"),
+                   types.int64, types.int64, types.int64, types.int64, types.int64)
+HAND_OVER_SYMBOL = "onnxkit_hand_over"  # an int64 cell holding ``hand_over``'s address
+
+
+@intrinsic
+def _call_hand_over(typingctx, state, tasks, workers, fn, data, first, parts):
+    """``hand_over(...)`` by its address, read at run time from the cell named
+    ``HAND_OVER_SYMBOL`` (``_threads`` gives it to LLVM): the launchers call it without
+    compiling it in, and stay cacheable."""
+    def codegen(context, builder, signature, args):
+        module = builder.module
+        cell = module.globals.get(HAND_OVER_SYMBOL)
+        if cell is None:
+            cell = ir.GlobalVariable(module, ir.IntType(64), HAND_OVER_SYMBOL)
+            cell.linkage = "external"
+        fnty = context.call_conv.get_function_type(types.int64, HAND_OVER_TYPES)
+        callee = builder.inttoptr(builder.load(cell), fnty.as_pointer())
+        _, out = context.call_conv.call_function(builder, callee, types.int64,
+                                                 HAND_OVER_TYPES, args)
+        return out
+    return types.int64(*HAND_OVER_TYPES), codegen
+
+
+@njit(nogil=True, cache=True)
+def launch(state, tasks, workers, table, items, first, parts, per, args):
+    """Parts ``first`` .. ``parts - 1`` of ``kernel(*args, lo, hi)`` (the kernel whose
+    entry for ``args``' types ``table`` lists), the first here and the next ones on the
+    workers (``hand_over``). Returns MISSING (no entry: nothing ran), else a status:
+    bit 0 set when a part failed, bit w + 1 when worker w was asleep (``_threads`` wakes
+    it)."""
+    key = _key_of(args)
+    address = 0
+    for row in range(table.shape[0]):
+        if table[row, 0] == key:
+            address = table[row, 1]
+    if address == 0:
+        return MISSING
+    fn, data = _pack(args, address, items, per)
+    return _call_hand_over(state, tasks, workers, fn, data, first, parts)
 
 
 @njit(nogil=True, cache=True)

@@ -27,6 +27,7 @@ result does not depend on the thread count.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 
@@ -35,7 +36,8 @@ from numba import config, get_num_threads, types
 from numba.core.registry import CPUDispatcher as Dispatcher
 
 from onnxkit.kernels.cpu._blas_libraries import AVAILABLE
-from onnxkit.kernels.cpu._launch import ASLEEP, IDLE, MISSING, STRIDE, launch, serve, type_key
+from onnxkit.kernels.cpu._launch import (ASLEEP, HAND_OVER_SYMBOL, HAND_OVER_TYPES, IDLE,
+                                         MISSING, STRIDE, hand_over, launch, serve, type_key)
 
 DEFAULT_MIN_PARALLEL = 1 << 17  # values: handing work to another thread costs more below
 _MIN_PARALLEL = [int(os.environ.get("ONNXKIT_CPU_MIN_PARALLEL", DEFAULT_MIN_PARALLEL))]
@@ -78,6 +80,7 @@ class _Pool:
         self.state[::STRIDE] = -1
         serve(self.state, self.tasks, 0, 0, 0)  # compiled here, where the notice is
         self.state[::STRIDE] = IDLE
+        _publish_hand_over()
         self.wake = [threading.Lock() for _ in range(count)]
         for w in range(count):
             self.wake[w].acquire()
@@ -94,6 +97,22 @@ class _Pool:
             if (asleep >> w) & 1 and self.state[w * STRIDE] == ASLEEP:
                 self.state[w * STRIDE] = IDLE
                 self.wake[w].release()
+
+
+_HAND_OVER_CELL = ctypes.c_int64(0)  # ``_launch.hand_over``'s address, read by the launchers
+
+
+def _publish_hand_over() -> None:
+    """Compile (or load) ``_launch.hand_over`` and give LLVM the cell holding its
+    address, under ``HAND_OVER_SYMBOL``, before any launcher is linked."""
+    if _HAND_OVER_CELL.value:
+        return
+    import llvmlite.binding as llvm
+
+    hand_over.compile(HAND_OVER_TYPES)
+    result = hand_over.overloads[HAND_OVER_TYPES]
+    _HAND_OVER_CELL.value = result.library.get_pointer_to_function(result.fndesc.llvm_func_name)
+    llvm.add_symbol(HAND_OVER_SYMBOL, ctypes.addressof(_HAND_OVER_CELL))
 
 
 def _pool() -> _Pool:
@@ -119,8 +138,8 @@ def _add_entry(kernel, args) -> bool:
     False where it has none (not compiled for them)."""
     arg_types = tuple(kernel.typeof_pyval(a) for a in args)
     result = kernel.overloads.get(arg_types + (types.int64, types.int64))
-    if result is None:
-        return False
+    if result is None or result.signature.return_type != types.none:
+        return False  # the trampolines call kernels that return nothing
     address = result.library.get_pointer_to_function(result.fndesc.llvm_func_name)
     if not address:
         return False
