@@ -1,6 +1,6 @@
 """The cpu kernels of the small ops transformers run on their masks and ids every step:
-Cast, And / Or / Xor / Not, IsNaN, Where (``logical``, ``cast``), Gather, GatherND and
-Expand (``tensor``).
+Cast, And / Or / Xor / Not, IsNaN, Where (``logical``, ``cast``), Gather, GatherND,
+Expand and Transpose (``tensor``).
 
 Oracle: onnxruntime on the same one-node model. The profiler names the kernel that ran:
 the plain cases must run the cpu kernel itself, the others (``[reference]``) hand the
@@ -93,6 +93,10 @@ CASES = {  # name: (op, inputs, output type, attributes, runs the reference kern
                               dict(batch_dims=1), True),
     "Expand keys to heads": ("Expand", {"k": RNG.standard_normal((2, 2, 1, 9, 4)).astype(
         np.float32), "s": np.array([2, 2, 2, 9, 4])}, TensorProto.FLOAT, {}, False),
+    "Transpose heads": ("Transpose", {"x": RNG.standard_normal((2, 1, 4, 16)).astype(np.float32)},
+                        TensorProto.FLOAT, dict(perm=[0, 2, 1, 3]), False),
+    "Transpose, no perm": ("Transpose", {"x": RNG.standard_normal((2, 3, 4)).astype(np.float32)},
+                           TensorProto.FLOAT, {}, False),
     "Expand to a larger rank and past shape": (
         "Expand", {"x": RNG.standard_normal((3, 1)).astype(np.float32),
                    "s": np.array([2, 1, 4])}, TensorProto.FLOAT, {}, False),
@@ -123,6 +127,10 @@ BAD = {  # name: (op, inputs, output type, attributes, what the error names)
                                "y": np.ones((1,), np.float32)}, TensorProto.FLOAT, {}, "Where"),
     "And shapes": ("And", {"a": np.ones((2, 3), bool), "b": np.ones((2,), bool)},
                    TensorProto.BOOL, {}, "And"),
+    "Transpose negative axis": ("Transpose", {"x": np.ones((2, 3), np.float32)},
+                                TensorProto.FLOAT, dict(perm=[-1, 0]), "perm"),
+    "Transpose repeated axis": ("Transpose", {"x": np.ones((2, 3), np.float32)},
+                                TensorProto.FLOAT, dict(perm=[1, 1]), "perm"),
     "Expand shape": ("Expand", {"x": np.ones((3,), np.float32), "s": np.array([2, 4])},
                      TensorProto.FLOAT, {}, "Expand"),
 }

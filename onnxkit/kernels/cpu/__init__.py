@@ -21,7 +21,7 @@ so the two executors always give the same answers.
 | layer_norm      | LayerNormalization, onnxkit::LayerNormalization / SkipLayerNormalization |
 | rms_norm        | RMSNormalization, onnxkit::RMSNormalization                       |
 | attention       | onnxkit::Attention                                               |
-| tensor          | Gather, GatherND, Expand, Concat                                 |
+| tensor          | Gather, GatherND, Expand, Transpose, Concat                      |
 | logical         | And, Or, Xor, Not, IsNaN, Where (numpy, small tensors)           |
 | cast            | Cast between numpy's plain types                                 |
 | reshape_slice   | Reshape, Slice (constant index inputs worked out once)           |

@@ -1,9 +1,10 @@
-"""Gather, GatherND, Expand and Concat on the ``cpu`` executor: numpy's copies into
+"""Gather, GatherND, Expand, Transpose and Concat on the ``cpu`` executor: numpy's copies into
 reused buffers.
 
     Gather:    out = take(data, indices (negatives wrapped), axis)
     GatherND:  out = data[indices[..., 0], ..., indices[..., k - 1]]   (batch_dims 0)
     Expand:    out = broadcast_to(data, broadcast(data.shape, shape)), copied
+    Transpose: out = data.transpose(perm)          (a view)
     Concat:    out = concatenate(inputs, axis)
 
 All are pure data movement that numpy already does at memory speed (and at a decoder
@@ -14,7 +15,8 @@ run), and for a Concat whose inputs lie one after another in its output (the con
 axis is the outermost one of size > 1), growth in place: the output is built in the
 first input's buffer when that has room, so a chain of Concats copies each piece once.
 An output too small for the pool (``_buffers.SMALL``) is numpy's own concatenate.
-Transpose has no kernel here: the reference returns a view, which costs nothing.
+Transpose is numpy's view, as the reference's, without its check of the permutation
+(numpy's own serves).
 https://onnx.ai/onnx/operators/onnx__Gather.html  https://onnx.ai/onnx/operators/onnx__Concat.html
 """
 
@@ -32,6 +34,7 @@ from onnxkit.ops.tensor import concat as ref_concat
 from onnxkit.ops.tensor import expand as ref_expand
 from onnxkit.ops.tensor import gather as ref_gather
 from onnxkit.ops.tensor import gather_nd as ref_gather_nd
+from onnxkit.ops.tensor import transpose as ref_transpose
 from onnxkit.ops.tensor._util import normalize_axis
 from onnxkit.runtime.limits import check_allocation
 
@@ -88,6 +91,20 @@ def expand(data, shape):
     out = empty(view.shape, data.dtype)
     np.copyto(out, view)
     return out
+
+
+@op("Transpose", 1, 13, 21, 23, 24, 25, registry=CPU)
+def transpose(data, *, perm=None):
+    """numpy's view, the permutation checked by numpy (a negative axis, which numpy takes
+    and ONNX does not, goes to the reference kernel's error)."""
+    if perm is None:
+        return data.transpose()
+    if len(perm) != data.ndim or min(perm, default=0) < 0:
+        return fall_back(ref_transpose.transpose, data, perm=perm)
+    try:
+        return data.transpose(perm)
+    except ValueError:  # a repeated axis
+        return fall_back(ref_transpose.transpose, data, perm=perm)
 
 
 @op("Concat", 4, 11, 13, registry=CPU)
