@@ -97,8 +97,14 @@ def _narrow(values, dst, lo, hi):
 
 def warm_up() -> None:
     """Compile both casts for what they meet: read-only arrays (initializers) and
-    writable ones (values between nodes)."""
+    writable ones (values between nodes), called whole and split among the threads (the
+    pool's hand-over compiles per argument types too)."""
     for a in (np.zeros(4, HALF), np.zeros(4, FLOAT)):
         fixed = np.frombuffer(a.tobytes(), a.dtype)  # read-only, as an initializer
         for x in (a, fixed):
-            (widen if x.dtype == HALF else narrow)(x)
+            if x.dtype == HALF:
+                kernel, src, dst = _widen, x.view(np.uint16), np.empty(4, FLOAT)
+            else:
+                kernel, src, dst = _narrow, x, np.empty(4, np.int16)
+            kernel(src, dst, 0, 4)
+            run_split(kernel, 4, 2, 2, src, dst)
