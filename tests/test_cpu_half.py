@@ -176,3 +176,17 @@ def test_nodes_not_known_to_be_float16_keep_their_kernel():
     for want in _oracles(model, feeds):
         _close(got, want)
     assert "cpu:ai.onnx::Softmax-13 [reference]" in kernels
+
+
+def test_a_prepared_kernel_notes_what_it_ran_each_call():
+    """A float16 node's kernel called again and again outside a traced run (as a plan's
+    step, directly): each call's note (``executor.trace_extra``) is what that call ran,
+    not the earlier calls' notes strung together."""
+    nodes, inputs, inits, feeds, values = _cases()["conv + relu"]
+    sess = onnxkit.Session(_model(nodes, inputs, inits, values=values), executor="cpu", level=0)
+    conv, relu = sess.plan.steps
+    c = conv.kernel.fn(feeds["X"], *[sess.plan.initializers[n] for n in conv.inputs[1:]],
+                       **conv.attrs)
+    for _ in range(3):
+        relu.kernel.fn(c, **relu.attrs)
+    assert sess.executor.trace_extra() == {"algorithm": "float32"}

@@ -97,9 +97,10 @@ class HalfKernel:
             elif a is not None and getattr(a, "dtype", None) == HALF:
                 a, half = widen(a), True
             given.append(a)
-        Y = self.kernel(*given, **attrs)
         if not half:  # no float16 input after all: the float32 kernel's answer as it is
-            return Y
+            return self.kernel(*given, **attrs)
+        taken()  # an earlier node's note (an untraced run collects none): not this node's
+        Y = self.kernel(*given, **attrs)
         inner = taken()
         note(f"{inner} in float32" if inner else "float32")
         if isinstance(Y, tuple):
