@@ -75,7 +75,12 @@ CASES = {  # name: (op, inputs, output type, attributes, runs the reference kern
                                 "y": np.array(2, np.int64)}, TensorProto.INT64, {}, False),
     "Where large": ("Where", {"c": RNG.random((64, 64)) > 0.5,
                               "x": RNG.standard_normal((64, 64)).astype(np.float32),
-                              "y": np.zeros((64, 64), np.float32)}, TensorProto.FLOAT, {}, True),
+                              "y": np.zeros((64, 64), np.float32)}, TensorProto.FLOAT, {}, False),
+    "Where bias by heads (T5)": ("Where", {"c": RNG.random((2, 1, 16, 16)) > 0.2,
+                                           "x": RNG.standard_normal((1, 4, 16, 16)).astype(
+                                               np.float32),
+                                           "y": np.array(np.finfo(np.float32).min, np.float32)},
+                                 TensorProto.FLOAT, {}, False),
     "Gather embedding, negative ids": (
         "Gather", {"w": RNG.standard_normal((50, 8)).astype(np.float32),
                    "i": np.array([[3, -1], [0, 49]])}, TensorProto.FLOAT, {}, False),
@@ -141,3 +146,15 @@ def test_bad_inputs_get_the_reference_error(name):
     op_type, feeds, out_type, attrs, names = BAD[name]
     with pytest.raises(OnnxkitError, match=names):
         Session(_model(op_type, feeds, out_type, **attrs), executor="cpu", level=0).run(None, feeds)
+
+
+def test_a_broadcast_past_the_tensor_limit_is_refused():
+    """And of [N, 1] and [1, N] makes N * N values: checked before numpy allocates them."""
+    import onnxkit
+
+    a, b = np.ones((2048, 1), bool), np.ones((1, 2048), bool)
+    model = _model("And", {"a": a, "b": b}, TensorProto.BOOL)
+    sess = Session(model, executor="cpu", level=0,
+                   limits=onnxkit.Limits(max_tensor_bytes=1 << 20))
+    with pytest.raises(onnxkit.errors.LimitExceededError, match="max_tensor_bytes"):
+        sess.run(None, {"a": a, "b": b})

@@ -7,16 +7,17 @@
 
 These build attention masks from a model's inputs on every run (transformers write
 ``Where (And (causal, Cast (mask)), 0, -inf)``), on tensors of a few hundred values:
-the reference kernels' checks (the broadcast shape worked out before numpy does it,
-dtypes widened) cost several times the operation. Here the operation runs as soon as
-the inputs are plain numpy types and small (the product of their sizes, which bounds
-the broadcast result, under ``SMALL``); a result of ``CHECKED`` bytes or more is still
-held to ``max_tensor_bytes``. Anything else, and every input numpy rejects, goes to the
-reference kernel, which says what is wrong.
+the reference kernels' checks (``np.broadcast_shapes`` and a limit check, dtypes
+widened) cost several times the operation. Here the broadcast shape is a short loop,
+a result of ``CHECKED`` bytes or more is held to ``max_tensor_bytes`` before numpy
+allocates it, and the ufunc runs on plain numpy types. Anything else, and shapes that
+do not broadcast, go to the reference kernel, which says what is wrong.
 https://onnx.ai/onnx/operators/onnx__Where.html  https://onnx.ai/onnx/operators/onnx__And.html
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -28,25 +29,43 @@ from onnxkit.ops.math import logical as ref_logical
 from onnxkit.ops.math import where as ref_where
 from onnxkit.ops.registry import op
 
-SMALL = 1 << 16  # product of the input sizes: the broadcast result has at most this many
-CHECKED = 1 << 12  # bytes from which a result is checked against max_tensor_bytes
+CHECKED = 1 << 12  # bytes from which a result is checked against max_tensor_bytes first
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16))
 _BOOL = np.dtype(np.bool_)
 
 
-def _checked(result, what):
-    if result.nbytes >= CHECKED:
-        check_allocation(result.shape, result.dtype, what)
-    return result
+def broadcast_shape(*shapes) -> tuple | None:
+    """numpy's broadcast of ``shapes``, or None where they do not broadcast (a loop over
+    a few axes: cheaper than ``np.broadcast_shapes`` on the small tensors here)."""
+    rank = max(len(s) for s in shapes)
+    out = [1] * rank
+    for shape in shapes:
+        offset = rank - len(shape)
+        for i, d in enumerate(shape):
+            o = out[offset + i]
+            if d != o:
+                if o == 1:
+                    out[offset + i] = d
+                elif d != 1:
+                    return None
+    return tuple(out)
+
+
+def _fits(shape, dtype, what) -> bool:
+    """Whether the result of ``shape`` may be computed here: it broadcasts, and from
+    ``CHECKED`` bytes on it is within max_tensor_bytes (else the limit's error)."""
+    if shape is None:
+        return False
+    if math.prod(shape) * dtype.itemsize >= CHECKED:
+        check_allocation(shape, dtype, what)
+    return True
 
 
 def _logical(ufunc, reference, A, B):
-    if A.dtype != _BOOL or B.dtype != _BOOL or A.size * B.size > SMALL:
+    if A.dtype != _BOOL or B.dtype != _BOOL \
+            or not _fits(broadcast_shape(A.shape, B.shape), _BOOL, "broadcast result"):
         return fall_back(reference, A, B)
-    try:
-        return _checked(np.asarray(ufunc(A, B)), "broadcast result")  # 0-D: an array
-    except ValueError:  # shapes that do not broadcast: the reference's error
-        return fall_back(reference, A, B)
+    return np.asarray(ufunc(A, B))  # 0-D: an array
 
 
 @op("And", 7, registry=CPU)
@@ -81,10 +100,7 @@ def isnan(X):
 @op("Where", 9, 16, registry=CPU)
 def where(condition, X, Y):
     if condition.dtype != _BOOL or X.dtype != Y.dtype or X.dtype.kind not in "biuf" \
-            or condition.size * X.size * Y.size > SMALL:
+            or not _fits(broadcast_shape(condition.shape, X.shape, Y.shape), X.dtype,
+                         "broadcast result"):
         return fall_back(ref_where.where, condition, X, Y)
-    try:
-        out = np.where(condition, X, Y)
-    except ValueError:
-        return fall_back(ref_where.where, condition, X, Y)
-    return _checked(out, "broadcast result")
+    return np.where(condition, X, Y)
