@@ -118,7 +118,7 @@ def test_quantize_float16_and_blocks_take_the_reference():
                                 {"axis": 1, "block_size": 4}, out_types=[I8]))
 
 
-@pytest.mark.parametrize("shape", [(1, 1), (3, 17), (2, 5, 64)])
+@pytest.mark.parametrize("shape", [(1, 1), (3, 17), (2, 5, 64), (4, 128, 80)])  # last: steps
 @pytest.mark.parametrize("kind", ["mixed", "positive", "negative", "constant"])
 def test_dynamic_quantize_linear(shape, kind):
     rng = np.random.default_rng(shape[-1])

@@ -229,11 +229,40 @@ def dequantize_linear_10(x, x_scale, x_zero_point=None):
     return dequantize_linear(x, x_scale, x_zero_point)
 
 
+@njit(cache=True, error_model="numpy")
+def dynamic_quantize_small(x, y):
+    """DynamicQuantizeLinear of a flat float32 x into y (uint8) in one call, the same
+    float32 operations as the kernel's steps below: (scale, zero point, any NaN); y is
+    not written when x holds a NaN."""
+    low, high, nan = min_max(x)
+    f0, f255 = np.float32(0), np.float32(255)
+    if nan:
+        return f0, f0, True
+    hi = high if high > f0 else f0
+    lo = low if low < f0 else f0
+    scale = np.float32(1) if hi == lo else np.float32(hi - lo) / f255
+    zero = np.rint(min(max(f0 - lo / scale, f0), f255))
+    for i in range(x.size):
+        y[i] = min(max(np.rint(x[i] / scale) + zero, f0), f255)
+    return scale, zero, False
+
+
+#: values below which DynamicQuantizeLinear is one call (``dynamic_quantize_small``): above,
+#: the quantization is shared among the threads
+SMALL_DYNAMIC = 1 << 15
+
+
 @op("DynamicQuantizeLinear", 11, registry=CPU)
 def dynamic_quantize_linear(x):
     if x.dtype != F32 or x.size == 0:
         return fall_back(ref_dyn.dynamic_quantize_linear, x)
     flat = read_only(np.ascontiguousarray(x).reshape(-1))
+    if flat.size < SMALL_DYNAMIC:
+        y = empty(x.shape, np.uint8)
+        scale, zero, nan = dynamic_quantize_small(flat, y.reshape(-1))
+        if nan:
+            return fall_back(ref_dyn.dynamic_quantize_linear, x)
+        return y, np.array(scale, dtype=F32), np.array(zero, dtype=np.uint8)
     low, high, nan = min_max(flat)
     if nan:
         return fall_back(ref_dyn.dynamic_quantize_linear, x)
