@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
 
 from onnxkit.kernels.cpu import CPU
-from onnxkit.kernels.cpu._buffers import empty, read_only
+from onnxkit.kernels.cpu._buffers import SMALL, empty, read_only
 from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.kernels.cpu._math import FASTMATH
 from onnxkit.kernels.cpu._route import fall_back
@@ -58,11 +59,12 @@ def rms_norm_fast(X, scale, axis, epsilon):
             or not -X.ndim <= axis < X.ndim or scale.ndim > X.ndim:
         return None
     start = axis % X.ndim
-    if _trailing(scale.shape) != _trailing(X.shape[start:]):
+    if not (scale.ndim == 1 and start == X.ndim - 1 and scale.shape[0] == X.shape[-1]) \
+            and _trailing(scale.shape) != _trailing(X.shape[start:]):
         return None  # a scale that varies along the other axes, or does not broadcast
     d = scale.size
     x = X.reshape(-1, d) if X.flags.c_contiguous else X.copy().reshape(-1, d)
-    Y = empty(X.shape, X.dtype)
+    Y = np.empty(X.shape, X.dtype) if X.nbytes < SMALL else empty(X.shape, X.dtype)
     y, rows = Y.reshape(-1, d), x.shape[0]
     if x.size < min_parallel():  # one call here: no split to work out
         _rms_rows(read_only(x), read_only(scale.reshape(d)), float(epsilon), y, 0, rows)
