@@ -113,3 +113,24 @@ def test_a_shared_quantized_input_runs_matmul_integer_to_float_in_one_call():
     for g, u, t in zip(got, unfused, theirs):
         np.testing.assert_array_equal(g, u)
         np.testing.assert_array_equal(g, t)
+
+
+def test_a_fed_scale_changed_in_place_is_read_again():
+    """b_scale fed at run time (not an initializer): the same array, its value changed
+    between runs, gives the new product (what the one call works out from the
+    initializers it keeps; a fed array it reads on each call)."""
+    model, feeds = _chain(8, 16, 8, bias=False)
+    scale = next(t for t in model.graph.initializer if t.name == "ws")
+    model.graph.initializer.remove(scale)
+    model.graph.input.append(helper.make_tensor_value_info("ws", F, []))
+    sess = onnxkit.Session(model, executor="cpu", level=2)
+    ws = np.array(0.01, np.float32)
+    for value in (0.01, 0.02):
+        ws[...] = value  # the same array object, another value
+        prof = Profiler(sess)
+        (got,) = sess.run(None, {**feeds, "ws": ws}, trace=prof)
+        assert [r["kernel"] for r in prof.rows(by="node")] == [
+            "cpu:onnxkit::DynamicQuantizeMatMul-1 [one call]"]
+        (want,) = onnxkit.Session(model, executor="reference", level=0).run(
+            None, {**feeds, "ws": ws.copy()})
+        np.testing.assert_array_equal(got, want)

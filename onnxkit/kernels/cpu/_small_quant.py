@@ -42,24 +42,48 @@ def _vector(x, n: int):
     return read_only(np.ascontiguousarray(np.broadcast_to(x.reshape(-1), (n,))))
 
 
-def dynamic_product(A, weights, b_scale, bias):
+class Vectors:
+    """A node's b_scale and bias as the loops read them ((n,) float32, read-only), kept
+    while they are the same arrays and among the node's initializers (``fixed``): worked
+    out once per node. Arrays fed at run time may change in place: worked out per call."""
+
+    __slots__ = ("memo", "fixed")
+
+    def __init__(self, fixed: tuple = ()):
+        self.memo = None  # (b_scale, bias, n, result): one attribute, replaced whole
+        self.fixed = fixed
+
+    def get(self, b_scale, bias, n: int):
+        """(scale, bias, has_bias), or None where the one call does not apply."""
+        memo = self.memo
+        if memo is not None and memo[0] is b_scale and memo[1] is bias and memo[2] == n:
+            return memo[3]
+        scale, b = _vector(b_scale, n), None if bias is None else _vector(bias, n)
+        result = (None if scale is None or (bias is not None and (b is None or bias.ndim != 1))
+                  else (scale, _NO_BIAS if b is None else b, b is not None))
+        if all(x is None or any(x is c for c in self.fixed) for x in (b_scale, bias)):
+            self.memo = (b_scale, bias, n, result)
+        return result
+
+
+def dynamic_product(A, weights, vectors: Vectors, b_scale, bias):
     """DynamicQuantizeMatMul's Y for float32 A and ``weights`` (``ShiftedWeights``, B
     (K, N) minus its zero point), or None."""
     k, n = A.shape[-1], weights.shifted.shape[1]
     if (A.dtype != F32 or A.ndim < 2 or A.size == 0 or k != weights.shifted.shape[0]
             or not _fits(A.size // k, k, n, weights.l1)):
         return None
-    scale, b = _vector(b_scale, n), None if bias is None else _vector(bias, n)
-    if scale is None or (bias is not None and (b is None or bias.ndim != 1)):
+    terms = vectors.get(b_scale, bias, n)
+    if terms is None:
         return None
     Y = empty(A.shape[:-1] + (n,), F32)
-    if not _dynamic(read_only(np.ascontiguousarray(A).reshape(-1, k)), weights.get(F32), scale,
-                    _NO_BIAS if b is None else b, b is not None, Y.reshape(-1, n)):
+    if not _dynamic(read_only(np.ascontiguousarray(A).reshape(-1, k)), weights.get(F32),
+                    *terms, Y.reshape(-1, n)):
         return None  # NaN in A: the chain's kernels say what happens
     return Y
 
 
-def integer_product(a, a_scale, a_zero, weights, b_scale, bias):
+def integer_product(a, a_scale, a_zero, weights, vectors: Vectors, b_scale, bias):
     """MatMulIntegerToFloat's Y for 8-bit a, or None."""
     k, n = a.shape[-1], weights.shifted.shape[1]
     if (a.dtype not in (np.uint8, np.int8) or a.ndim < 2 or a.size == 0
@@ -67,14 +91,13 @@ def integer_product(a, a_scale, a_zero, weights, b_scale, bias):
             or a_scale.dtype != F32 or a_scale.size != 1
             or (a_zero is not None and (a_zero.dtype != a.dtype or a_zero.size != 1))):
         return None
-    scale, b = _vector(b_scale, n), None if bias is None else _vector(bias, n)
-    if scale is None or (bias is not None and (b is None or bias.ndim != 1)):
+    terms = vectors.get(b_scale, bias, n)
+    if terms is None:
         return None
     zero = np.float32(0 if a_zero is None else a_zero.reshape(()))
     Y = empty(a.shape[:-1] + (n,), F32)
     _integer(read_only(np.ascontiguousarray(a).reshape(-1, k)), zero,
-             np.float32(a_scale.reshape(())), weights.get(F32), scale,
-             _NO_BIAS if b is None else b, b is not None, Y.reshape(-1, n))
+             np.float32(a_scale.reshape(())), weights.get(F32), *terms, Y.reshape(-1, n))
     return Y
 
 

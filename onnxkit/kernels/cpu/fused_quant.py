@@ -23,7 +23,7 @@ import numpy as np
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._route import fall_back, note
-from onnxkit.kernels.cpu._small_quant import dynamic_product, integer_product
+from onnxkit.kernels.cpu._small_quant import Vectors, dynamic_product, integer_product
 from onnxkit.kernels.cpu.quantized import (dequantize_linear_13, dynamic_quantize_linear,
                                            quantize_linear_13)
 from onnxkit.kernels.cpu.quantized_matmul import PreparedProduct
@@ -39,9 +39,10 @@ SMALL = "one call"  # what the profiler shows for a product ``_small_quant`` ran
 class PreparedQuantProduct:
     """One MatMulIntegerToFloat (``dynamic`` False) or DynamicQuantizeMatMul node."""
 
-    def __init__(self, dynamic: bool, b=None, b_zero=None):
+    def __init__(self, dynamic: bool, b=None, b_zero=None, fixed: tuple = ()):
         self.dynamic = dynamic
         self.product = PreparedProduct(False, b, b_zero)
+        self.vectors = Vectors(fixed)  # b_scale and bias as the one call reads them
 
     def __call__(self, *inputs):
         if self.dynamic:
@@ -51,8 +52,9 @@ class PreparedQuantProduct:
         constant = self.product.constant
         if constant is not None and B is constant[0] and b_zero is constant[1]:
             # a small product with B an initializer: the whole chain in one call
-            Y = (dynamic_product(A, constant[2], b_scale, bias) if self.dynamic
-                 else integer_product(a, a_scale, a_zero, constant[2], b_scale, bias))
+            Y = (dynamic_product(A, constant[2], self.vectors, b_scale, bias) if self.dynamic
+                 else integer_product(a, a_scale, a_zero, constant[2], self.vectors, b_scale,
+                                      bias))
             if Y is not None:
                 note(SMALL)
                 return Y
@@ -95,7 +97,8 @@ def quantize_dequantize(x, y_scale, y_zero_point, x_scale, x_zero_point=None):
 
 def _prepare(dynamic: bool, b_zero_index: int):
     def prepare(node, attrs, constants, shapes):
-        return PreparedQuantProduct(dynamic, constants.get(1), constants.get(b_zero_index))
+        return PreparedQuantProduct(dynamic, constants.get(1), constants.get(b_zero_index),
+                                    tuple(constants.values()))
     return prepare
 
 

@@ -53,10 +53,11 @@ class PreparedQLinearConv:
     """One QLinearConv node: attributes bound, the weights' shifted copy kept when W and
     its zero point are initializers."""
 
-    def __init__(self, attrs: dict, w=None, w_zero=None):
+    def __init__(self, attrs: dict, w=None, w_zero=None, fixed: tuple = ()):
         self.attrs = {**_DEFAULTS, **attrs}
         self.constant = None
-        self.terms = None  # the requantization's, for the last scales seen (``_terms``)
+        self.terms = None  # the requantization's, for the initializer scales (``_terms``)
+        self.fixed = fixed  # the node's initializers
         if w is not None and self._weights_ok(w, w_zero):
             self.constant = (w, w_zero, ShiftedWeights(w.reshape(w.shape[0], -1), w_zero, 0))
 
@@ -96,13 +97,14 @@ class PreparedQLinearConv:
         return y
 
     def _terms(self, x_dtype, x_scale, w_scale, y_scale, y_zero, B, m):
-        """(key, bias, mult, zero, low, high, output dtype) of the requantization: the
-        reference's multiplier and bias, the same float operations; None for what the
-        reference serves. Worked out once while the scales, zero point and bias are the
-        same arrays (initializers: once per node)."""
-        key = (x_dtype, x_scale, w_scale, y_scale, y_zero, B, m)
+        """((arrays, x dtype, m), bias, mult, zero, low, high, output dtype) of the
+        requantization: the reference's multiplier and bias, the same float operations;
+        None for what the reference serves. Kept while the scales, zero point and bias are
+        the same arrays and the node's initializers (``fixed``): once per node."""
+        key = (x_scale, w_scale, y_scale, y_zero, B)
         terms = self.terms
-        if terms is not None and all(a is b for a, b in zip(key, terms[0])):
+        if (terms is not None and terms[0][1:] == (x_dtype, m)
+                and all(a is b for a, b in zip(key, terms[0][0]))):
             return terms
         if (np.size(x_scale) != 1 or np.size(y_scale) != 1
                 or np.size(w_scale) not in (1, m) or np.ndim(w_scale) > 1
@@ -116,9 +118,11 @@ class PreparedQLinearConv:
         out_dtype = np.asarray(y_zero).dtype if y_zero is not None else x_dtype
         zero = 0.0 if y_zero is None else float(np.asarray(y_zero).reshape(()))
         low, high = INT_RANGES[np.dtype(out_dtype)]
-        terms = (key, read_only(bias), read_only(np.ascontiguousarray(np.broadcast_to(mult, (m,)))),
+        terms = ((key, x_dtype, m), read_only(bias),
+                 read_only(np.ascontiguousarray(np.broadcast_to(mult, (m,)))),
                  zero, float(low), float(high), out_dtype)
-        self.terms = terms
+        if all(a is None or any(a is c for c in self.fixed) for a in key):
+            self.terms = terms  # initializers only: a fed array may change in place
         return terms
 
     def accumulate(self, x, x_zero, w, w_zero):
@@ -225,7 +229,8 @@ def _dots(x, zx, wi, group, kernel, strides, dilations, begin, end, out):
 
 
 def prepare_qlinear_conv(node, attrs, constants, shapes) -> PreparedQLinearConv:
-    return PreparedQLinearConv(attrs, constants.get(3), constants.get(5))
+    return PreparedQLinearConv(attrs, constants.get(3), constants.get(5),
+                               tuple(constants.values()))
 
 
 @op("QLinearConv", 10, registry=CPU)
