@@ -28,9 +28,9 @@ from __future__ import annotations
 import numpy as np
 
 from onnxkit.kernels.cpu import CPU
-from onnxkit.kernels.cpu import (activations, attention, batch_norm, binary,  # noqa: F401
-                                 conv, conv_transpose, einsum, gemm, instance_norm,
-                                 layer_norm, matmul, pool, recurrent, reduce_mean, softmax)
+from onnxkit.kernels.cpu import (activations, batch_norm, binary, conv,  # noqa: F401
+                                 conv_transpose, einsum, gemm, instance_norm, layer_norm,
+                                 matmul, pool, recurrent, reduce_mean, rms_norm, softmax)
 from onnxkit.kernels.cpu._half import FLOAT, HALF, narrow, widen
 from onnxkit.kernels.cpu._route import note, taken
 
@@ -38,7 +38,7 @@ ALL = None  # every float output is rounded to float16
 WIDE = (FLOAT, np.dtype(np.float64))  # the outputs rounded back
 ONNXKIT = "onnxkit"
 
-#: (domain, op_type) -> the outputs rounded back to float16 (ALL: every float32 one);
+#: (domain, op_type) -> the outputs rounded back to float16 (ALL: every float one);
 #: the ops whose cpu kernels compute in float32 (``_dtypes.COMPILED``, numpy float32).
 #: Not onnxkit::Attention: its kernel widens float16 itself, keeping the inputs' layout
 #: (the 4-D views an unfused graph hands it run its products faster than copies)
@@ -48,6 +48,7 @@ OPS = {
     (ONNXKIT, "FusedGemm"): ALL, ("", "Einsum"): ALL,
     ("", "LayerNormalization"): (0,), (ONNXKIT, "LayerNormalization"): (0,),
     (ONNXKIT, "SkipLayerNormalization"): ALL,
+    ("", "RMSNormalization"): ALL, (ONNXKIT, "RMSNormalization"): ALL,
     ("", "Softmax"): ALL,
     ("", "BatchNormalization"): ALL, (ONNXKIT, "FusedBatchNormalization"): ALL,
     ("", "InstanceNormalization"): ALL, ("", "AveragePool"): ALL,
