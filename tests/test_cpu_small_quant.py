@@ -134,3 +134,23 @@ def test_a_fed_scale_changed_in_place_is_read_again():
         (want,) = onnxkit.Session(model, executor="reference", level=0).run(
             None, {**feeds, "ws": ws.copy()})
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("value", [-np.inf, np.inf], ids=["-inf", "inf"])
+def test_an_infinite_input_gives_the_chains_answer(value):
+    """An infinite A makes the scale infinite and the zero point 0 - inf / inf: the one
+    call and DynamicQuantizeLinear alone give what the unfused chain gives on the
+    reference executor (zero point 0, and NaN products), not an error."""
+    model, feeds = _chain(4, 16, 8)
+    feeds["X"][1, 2, 3] = value
+    got, kernels = _run(model, feeds)
+    assert kernels == ["cpu:onnxkit::DynamicQuantizeMatMul-1 [one call]"]
+    np.testing.assert_array_equal(got, _oracles(model, feeds)[0])  # NaN where it is NaN
+    dql = helper.make_graph([helper.make_node("DynamicQuantizeLinear", ["X"], ["y", "s", "z"])],
+                            "dql", [helper.make_tensor_value_info("X", F, [2, 4, 16])],
+                            [helper.make_tensor_value_info(n, t, None) for n, t in
+                             (("y", TensorProto.UINT8), ("s", F), ("z", TensorProto.UINT8))])
+    dql = helper.make_model(dql, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
+    for g, w in zip(onnxkit.Session(dql, executor="cpu").run(None, feeds),
+                    onnxkit.Session(dql, executor="reference").run(None, feeds)):
+        np.testing.assert_array_equal(g, w)

@@ -150,11 +150,14 @@ def _dynamic(x, w, b_scale, bias, has_bias, y):
     lo = low if low < f0 else f0
     scale = np.float32(1) if hi == lo else np.float32(hi - lo) / f255
     zero = np.rint(min(max(f0 - lo / scale, f0), f255))
+    if zero != zero:  # an infinite A: 0 - inf / inf (the chain's uint8 cast gives 0)
+        zero = f0
     q = np.empty(x.shape, np.float32)
     for r in range(x.shape[0]):
         row, out = x[r], q[r]
         for i in range(row.size):
-            a = min(max(np.rint(row[i] / scale) + zero, f0), f255)
+            v = np.rint(row[i] / scale) + zero
+            a = min(max(v, f0), f255) if v == v else f0  # NaN -> 0, as the chain's
             out[i] = a - zero
     _scaled_product(q, w, scale, b_scale, bias, has_bias, y)
     return True

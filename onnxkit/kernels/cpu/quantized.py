@@ -242,8 +242,11 @@ def dynamic_quantize_small(x, y):
     lo = low if low < f0 else f0
     scale = np.float32(1) if hi == lo else np.float32(hi - lo) / f255
     zero = np.rint(min(max(f0 - lo / scale, f0), f255))
+    if zero != zero:  # an infinite x: 0 - inf / inf (the steps' uint8 cast gives 0)
+        zero = f0
     for i in range(x.size):
-        y[i] = min(max(np.rint(x[i] / scale) + zero, f0), f255)
+        v = np.rint(x[i] / scale) + zero
+        y[i] = min(max(v, f0), f255) if v == v else f0  # NaN -> 0, as _quantize
     return scale, zero, False
 
 
