@@ -91,6 +91,16 @@ def _calls():
             r(1, 4, 112, 112), c(6, 4, 1, 1), c(6), None, (RELU, 0.0, 0.0))),
         ("conv 1x1 by bands + Z", lambda: _pointwise.by_bands(
             r(1, 4, 112, 112), c(6, 4, 1, 1), c(6), r(1, 6, 112, 112), (NONE, 0.0, 0.0))),
+        # Clip(0, 6) (ReLU6, MobileNets' activation) through the paths those models take:
+        # the stem by bands, the direct 3x3 depthwise, the 1x1 product's epilogue
+        ("conv by bands, ReLU6", lambda: conv.fused_conv(  # 27 x 100^2 columns: by bands
+            r(1, 3, 200, 200), c(8, 3, 3, 3), c(8), pads=[1, 1, 1, 1], strides=[2, 2],
+            activation="Clip", activation_params=[0.0, 6.0])),
+        ("depthwise 3x3, ReLU6", lambda: conv.fused_conv(
+            r(1, 32, 16, 16), c(32, 1, 3, 3), c(32), pads=[1, 1, 1, 1], group=32,
+            activation="Clip", activation_params=[0.0, 6.0])),
+        ("conv 1x1, ReLU6", lambda: conv.fused_conv(x, c(6, 4, 1, 1), c(6), activation="Clip",
+                                                    activation_params=[0.0, 6.0])),
         ("depthwise", lambda: conv.fused_conv(x, c(4, 1, 3, 3), c(4), activation="Clip", group=4,
                                               activation_params=[0.0, 6.0])),
         ("depthwise no bias", lambda: conv.fused_conv(x, c(4, 1, 3, 3), group=4,
