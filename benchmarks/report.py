@@ -196,8 +196,8 @@ def _blas(results) -> str:
         for b in sorted(r.get("blas") or (),
                         key=lambda b: (not b.get("products"), not b.get("numpy"))):
             pool = r.get("numba_threads")
-            threads = (f"onnxkit's products and kernels on {pool['threads']} Numba threads "
-                       f"({pool['layer']} layer), BLAS one thread per call" if pool
+            threads = (f"onnxkit's products and kernels on {pool['threads']} threads "
+                       f"({pool['layer']}), BLAS one thread per call" if pool
                        else "Numba kernels single-threaded")
             core = f" core {b['core']}" if b.get("core") else ""
             return f"{b['api']} {b['version']}{core} ({b['library']}); {threads}"
@@ -247,8 +247,9 @@ def _blas_choice(results) -> str:
     libraries = cells[0]["blas_tuning"]["libraries"]
     if len(libraries) == 1:
         return f"{BLAS_NAMES.get(libraries[0], libraries[0])} only"
-    if not any(r["blas_tuning"]["timed"] for r in cells):
-        return f"{BLAS_NAMES.get(libraries[0], libraries[0])} (ONNXKIT_CPU_TUNE=0)"
+    if not any(r["blas_tuning"]["timed"] for r in cells):  # the static rule's library
+        default = cells[0]["blas_tuning"].get("default", libraries[0])
+        return f"{BLAS_NAMES.get(default, default)} (ONNXKIT_CPU_TUNE=0)"
     top = max(r["runtime"] for r in cells)
     counts = []
     for r in cells:

@@ -150,23 +150,22 @@ def child(spec: dict) -> dict:
               "peak_mib": (high - base) / 1024, "peak_total_mib": (high - base_total) / 1024,
               "libraries_mib": (base - base_total) / 1024, "peak_exact": resettable}
     if runtime.startswith("cpu-"):
-        from onnxkit.kernels.cpu._blas import CHOICES, LIBRARY
+        from onnxkit.kernels.cpu._blas import CHOICES, DEFAULT, LIBRARY
         from onnxkit.kernels.cpu._threads import blas_info
         from onnxkit.kernels.cpu._tuning import TUNING_LOG, asked as tuning  # env, as sessions
 
         import numba
 
-        try:
-            layer = numba.threading_layer()
-        except ValueError:  # no parallel region has run
-            layer = "not started"
         result["blas"] = [dict(b, products=b["library"] == LIBRARY) for b in blas_info()]
-        result["numba_threads"] = {"threads": numba.config.NUMBA_NUM_THREADS, "layer": layer}
+        # the kernels' threads: onnxkit's own pool (``_threads``), not Numba's layer
+        result["numba_threads"] = {"threads": numba.config.NUMBA_NUM_THREADS,
+                                   "layer": "onnxkit's pool"}
         result["conv_tuning"] = {"timed": tuning(),
                                  "chosen": [w for key, w, _ in TUNING_LOG if key[0] == "conv"],
                                  "pointwise": [w for key, w, _ in TUNING_LOG
                                                if key[0] == "conv 1x1"]}
         result["blas_tuning"] = {"timed": tuning(), "libraries": list(CHOICES),
+                                 "default": CHOICES[DEFAULT],
                                  "chosen": [w for key, w, _ in TUNING_LOG
                                             if key[0].startswith("gemm")]}
     if spec.get("save"):

@@ -43,6 +43,9 @@ def test_blas_choice_counts_each_library_at_the_highest_level():
 def test_blas_choice_with_one_library_or_tuning_off():
     assert _blas_choice([_blas("mlp", "cpu-L3", True, [], ["openblas"])]) == "OpenBLAS only"
     assert _blas_choice([_blas("mlp", "cpu-L3", False, [])]) == "oneMKL (ONNXKIT_CPU_TUNE=0)"
+    on_amd = dict(_blas("mlp", "cpu-L3", False, []))
+    on_amd["blas_tuning"] = dict(on_amd["blas_tuning"], default="openblas")
+    assert _blas_choice([on_amd]) == "OpenBLAS (ONNXKIT_CPU_TUNE=0)"
     assert _blas_choice([{"model": "mlp", "runtime": "ort-all"}]) == "—"
 
 
