@@ -189,16 +189,8 @@ def _lstm(arranged, X, W, R, B, sequence_lens, initial_h, initial_c, P, activati
     x, lens = case
     if arranged is None:
         arranged = Arranged(W, R, B, P, 4, True)
-    n_dirs, hidden, batch = W.shape[0], R.shape[-1], x.shape[1]
-    Y, (h_out, c_out), bound = _buffers(x, n_dirs, hidden, clip, 2)
-    xp = _projected(x, arranged)
-    for d in range(n_dirs):
-        backward = direction == "reverse" or d == 1
-        lstm_direction(xp, d * 4 * hidden, arranged.rT[d], arranged.peep[d],
-                       _start(initial_h, d, batch, hidden, layout),
-                       _start(initial_c, d, batch, hidden, layout), lens, backward, bound,
-                       bool(input_forget), Y, d, h_out[d], c_out[d])
-    return _outputs(Y, (h_out, c_out), layout)
+    return run_lstm_compiled(x, lens, arranged, initial_h, initial_c, clip, direction,
+                             input_forget, layout)
 
 
 @op("GRU", 1, 3, 7, 14, 22, registry=CPU)
@@ -221,15 +213,8 @@ def _gru(arranged, X, W, R, B, sequence_lens, initial_h, activation_alpha, activ
     x, lens = case
     if arranged is None:
         arranged = Arranged(W, R, B, None, 3, False)
-    n_dirs, hidden, batch = W.shape[0], R.shape[-1], x.shape[1]
-    Y, (h_out,), bound = _buffers(x, n_dirs, hidden, clip, 1)
-    xp = _projected(x, arranged)
-    for d in range(n_dirs):
-        backward = direction == "reverse" or d == 1
-        gru_direction(xp, d * 3 * hidden, arranged.rT[d], arranged.rc[d], arranged.rb[d],
-                      _start(initial_h, d, batch, hidden, layout), lens, backward, bound,
-                      bool(linear_before_reset), Y, d, h_out[d])
-    return _outputs(Y, (h_out,), layout)
+    return run_gru_compiled(x, lens, arranged, initial_h, clip, direction,
+                            linear_before_reset, layout)
 
 
 class PreparedRecurrent:
