@@ -74,19 +74,20 @@ def rms_norm_fast(X, scale, axis, epsilon):
     return Y
 
 
-@op("RMSNormalization", 23, registry=CPU)
-def rms_normalization(X, scale, *, axis=-1, epsilon=1e-5, stash_type=1):
+def _rms_or(reference, X, scale, axis, epsilon, stash_type):
+    """The compiled kernel, or ``reference`` where it does not serve (``fall_back``)."""
     Y = rms_norm_fast(X, scale, axis, epsilon) if stash_type == 1 else None
     if Y is None:
-        return fall_back(ref_rms_norm.rms_normalization, X, scale, axis=axis, epsilon=epsilon,
+        return fall_back(reference, X, scale, axis=axis, epsilon=epsilon,
                          stash_type=stash_type)
     return Y
+
+
+@op("RMSNormalization", 23, registry=CPU)
+def rms_normalization(X, scale, *, axis=-1, epsilon=1e-5, stash_type=1):
+    return _rms_or(ref_rms_norm.rms_normalization, X, scale, axis, epsilon, stash_type)
 
 
 @op("RMSNormalization", 1, domain="onnxkit", registry=CPU)
 def onnxkit_rms_normalization(X, scale, *, axis=-1, epsilon=1e-5, stash_type=1):
-    Y = rms_norm_fast(X, scale, axis, epsilon) if stash_type == 1 else None
-    if Y is None:
-        return fall_back(ref_fused.rms_normalization, X, scale, axis=axis, epsilon=epsilon,
-                         stash_type=stash_type)
-    return Y
+    return _rms_or(ref_fused.rms_normalization, X, scale, axis, epsilon, stash_type)
