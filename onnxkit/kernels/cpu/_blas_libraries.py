@@ -118,8 +118,8 @@ def cpu_vendor() -> str:
 
 def preferred(vendor: str) -> str:
     """The library a product runs on by default, a static rule: oneMKL's kernels on AMD
-    processors ran the narrow products of convolutions 1.5-4x slower than OpenBLAS
-    (docs/cpu.md, "oneMKL or OpenBLAS"), so OpenBLAS there and oneMKL elsewhere."""
+    processors ran the narrow products of convolutions slower than OpenBLAS (measured in
+    docs/cpu.md, "oneMKL or OpenBLAS"), so OpenBLAS there and oneMKL elsewhere."""
     return "openblas" if vendor == "AuthenticAMD" else "onemkl"
 
 

@@ -1,7 +1,7 @@
 """float16 nodes on the ``cpu`` executor: computed in float32, stored as float16.
 
 The compiled kernels take float32 (``_dtypes.COMPILED``), and numpy computes float16 one
-element at a time (an Add of 4096 values takes ~40x its float32 time). So a node of an
+element at a time, far slower than float32 (docs/cpu.md). So a node of an
 operator in ``OPS`` whose inputs are float16 runs that operator's float32 kernel between
 two casts (``_half``):
 
