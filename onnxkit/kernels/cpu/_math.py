@@ -388,3 +388,23 @@ def split_activation(activation: str, params):
         return code, None
     after = separate_code(activation, params)
     return (None, None) if after is None else ((NONE, 0.0, 0.0), after)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def add_product(gates, h, rT):
+    """gates += h @ rT (rT [h.size, gates.size]), four rows of rT at a time: one load and
+    one store of ``gates`` per four multiply-adds. The loops index slices from 0, so that
+    Numba knows no index is negative and LLVM vectorizes them."""
+    n, m = h.size, gates.size
+    q = 0
+    while q + 4 <= n:
+        h0, h1, h2, h3 = h[q], h[q + 1], h[q + 2], h[q + 3]
+        r0, r1, r2, r3 = rT[q], rT[q + 1], rT[q + 2], rT[q + 3]
+        for j in range(m):
+            gates[j] += (h0 * r0[j] + h1 * r1[j]) + (h2 * r2[j] + h3 * r3[j])
+        q += 4
+    while q < n:
+        hq, r = h[q], rT[q]
+        for j in range(m):
+            gates[j] += hq * r[j]
+        q += 1

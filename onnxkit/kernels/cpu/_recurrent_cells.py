@@ -12,32 +12,12 @@ from __future__ import annotations
 
 from numba import njit
 
-from onnxkit.kernels.cpu._math import sigmoid, tanh
+from onnxkit.kernels.cpu._math import add_product, sigmoid, tanh
 
 
 @njit(cache=True, error_model="numpy", inline="always")
 def _clip(x, bound):
     return -bound if x < -bound else (bound if x > bound else x)
-
-
-@njit(cache=True, error_model="numpy", inline="always")
-def _add_product(gates, h, rT):
-    """gates += h @ rT (rT [h.size, gates.size]), four rows of rT at a time: one load and
-    one store of ``gates`` per four multiply-adds. The loops index slices from 0, so that
-    Numba knows no index is negative and LLVM vectorizes them."""
-    n, m = h.size, gates.size
-    q = 0
-    while q + 4 <= n:
-        h0, h1, h2, h3 = h[q], h[q + 1], h[q + 2], h[q + 3]
-        r0, r1, r2, r3 = rT[q], rT[q + 1], rT[q + 2], rT[q + 3]
-        for j in range(m):
-            gates[j] += (h0 * r0[j] + h1 * r1[j]) + (h2 * r2[j] + h3 * r3[j])
-        q += 4
-    while q < n:
-        hq, r = h[q], rT[q]
-        for j in range(m):
-            gates[j] += hq * r[j]
-        q += 1
 
 
 @njit(cache=True, error_model="numpy")
@@ -60,7 +40,7 @@ def lstm_direction(xp, off, rT, p, h0, c0, lens, backward, bound, input_forget, 
         for k in range(n):
             t = n - 1 - k if backward else k
             gates[:] = xp[t, b, off:off + four]
-            _add_product(gates, h, rT)
+            add_product(gates, h, rT)
             for q in range(hidden):
                 i[q] = sigmoid(_clip(i[q] + p[0, q] * c[q], bound))
             if input_forget:
@@ -98,9 +78,9 @@ def gru_direction(xp, off, rzr, rc, rb, h0, lens, backward, bound, linear_before
             t = n - 1 - k if backward else k
             x = xp[t, b, off:off + three]
             gh[:] = rb
-            _add_product(zr, h, rzr)
+            add_product(zr, h, rzr)
             if linear_before_reset:
-                _add_product(cand, h, rc)
+                add_product(cand, h, rc)
             for q in range(hidden):
                 z[q] = sigmoid(_clip(x[q] + z[q], bound))
             for q in range(hidden):
@@ -111,7 +91,7 @@ def gru_direction(xp, off, rzr, rc, rb, h0, lens, backward, bound, linear_before
             else:
                 for q in range(hidden):
                     rh[q] = r[q] * h[q]
-                _add_product(cand, rh, rc)
+                add_product(cand, rh, rc)
                 for q in range(hidden):
                     cand[q] = tanh(_clip(x[2 * hidden + q] + cand[q], bound))
             for q in range(hidden):

@@ -23,6 +23,7 @@ import numpy as np
 from numba import njit
 
 from onnxkit.kernels.cpu._buffers import empty, read_only
+from onnxkit.kernels.cpu._math import add_product
 from onnxkit.kernels.cpu.quantized_matmul import EXACT_IN_FLOAT32
 
 F32 = np.dtype(np.float32)
@@ -109,22 +110,9 @@ def _scaled_product(q, w, a_scale, b_scale, bias, has_bias, y):
     mult = np.empty(n, np.float32)
     for j in range(n):
         mult[j] = a_scale * b_scale[j]
-    k = w.shape[0]
     for r in range(q.shape[0]):
         acc[:] = 0
-        row = q[r]
-        i = 0
-        while i + 4 <= k:  # four rows of w per pass over acc
-            v0, v1, v2, v3 = row[i], row[i + 1], row[i + 2], row[i + 3]
-            w0, w1, w2, w3 = w[i], w[i + 1], w[i + 2], w[i + 3]
-            for j in range(n):
-                acc[j] += (v0 * w0[j] + v1 * w1[j]) + (v2 * w2[j] + v3 * w3[j])
-            i += 4
-        while i < k:
-            v, wi = row[i], w[i]
-            for j in range(n):
-                acc[j] += v * wi[j]
-            i += 1
+        add_product(acc, q[r], w)  # four rows of w per pass over acc
         out = y[r]
         for j in range(n):
             out[j] = acc[j] * mult[j]
