@@ -17,6 +17,10 @@ step is plain arithmetic, so a loop over it vectorizes. Sigmoid and Tanh use it:
 
 (m from q, not from exp - 1: no cancellation for small x). Both within 3 float32 ulps
 of the float64 functions, float64 within 20 ulps (``tests/test_cpu_activations.py``).
+Gelu's tanh approximation is rewritten so that nothing cancels (1 + tanh(z) =
+2 sigmoid(2z)), its exponent reduced in float64 (``gelu_tanh``):
+
+    gelu_tanh(x) = x * sigmoid(u),  u = x (2 sqrt(2/pi) + 2 sqrt(2/pi) 0.044715 x^2)
 
 Activations (the ``activation`` attribute of the onnxkit fused operators, see
 ``onnxkit.ops.fused._common``) are passed to kernels as a code and two float
@@ -25,11 +29,13 @@ parameters. A code is a one-field named tuple whose class names the activation
 while compiling, and a kernel is compiled only for the activations it is called with,
 each specialization holding one formula (not a switch over all of them at every call
 site). The formulas are those shared with the cuda kernels
-(``onnxkit.kernels.activation_formulas``), on float32 constants and the primitives here.
+(``onnxkit.kernels.activation_formulas``), on float32 constants and the primitives here,
+but for GeluTanh: the shared one (0.5 x (1 + tanh ...), in float64 on cuda) loses every
+digit to 1 + tanh ~ 0 in float32, so the cpu's is ``gelu_tanh``.
 ``activation_code`` maps names to the codes a kernel applies inside its own loops
 (``finish``); ``separate_code`` to those applied in one pass of their own after it
 (Sigmoid, Tanh, Swish: ``activations.activate_in_place``); both return None for the
-ones left to the reference (Elu, GeluTanh).
+ones left to the reference (Elu).
 """
 
 from __future__ import annotations
@@ -93,8 +99,13 @@ class Swish(NamedTuple):
     code: int
 
 
+class GeluTanh(NamedTuple):
+    code: int
+
+
 NONE, RELU, CLIP, LEAKY_RELU = NoActivation(0), Relu(1), Clip(2), LeakyRelu(3)
 HARD_SIGMOID, HARD_SWISH, GELU, ERF = HardSigmoid(4), HardSwish(5), Gelu(6), Erf(7)
+GELU_TANH = GeluTanh(11)
 # applied in a pass of their own after a fused kernel (``separate_code``)
 SIGMOID, TANH, SWISH = Sigmoid(8), Tanh(9), Swish(10)
 
@@ -134,10 +145,8 @@ def exp_parts(y):
     raise NotImplementedError("exp_parts runs inside Numba kernels")
 
 
-def _series(dtype, low, log2e, ln2_high, ln2_low, degree):
-    """exp_parts for one dtype: its constants, and exp(r) - 1 by Horner's rule."""
-    t = dtype
-    low, log2e, ln2_high, ln2_low, half = t(low), t(log2e), t(ln2_high), t(ln2_low), t(0.5)
+def _expm1_series(t, degree):
+    """exp(r) - 1 for |r| <= ln 2 / 2 by Horner's rule, in dtype ``t`` (degree 7 or 13)."""
     c = [t(1 / math.factorial(k)) for k in range(1, degree + 1)]
 
     if degree == 7:
@@ -153,7 +162,14 @@ def _series(dtype, low, log2e, ln2_high, ln2_low, degree):
             return r * (c1 + r * (c2 + r * (c3 + r * (c4 + r * (c5 + r * (c6 + r * (
                 c7 + r * inner)))))))
 
-    series = njit(inline="always", fastmath=FASTMATH)(expm1_series)
+    return njit(inline="always", fastmath=FASTMATH)(expm1_series)
+
+
+def _series(dtype, low, log2e, ln2_high, ln2_low, degree):
+    """exp_parts for one dtype: its constants, and exp(r) - 1 by Horner's rule."""
+    t = dtype
+    low, log2e, ln2_high, ln2_low, half = t(low), t(log2e), t(ln2_high), t(ln2_low), t(0.5)
+    series = _expm1_series(t, degree)
 
     def impl(y):
         v = max(y, low)
@@ -214,6 +230,48 @@ def erf(x):
     return r
 
 
+# GeluTanh(x) = x * sigmoid(u), u = x (G1 + G3 x^2) = 2 sqrt(2/pi) (x + 0.044715 x^3)
+G1 = 2.0 * math.sqrt(2.0 / math.pi)
+G3 = G1 * 0.044715
+_EXPM1_32 = _expm1_series(np.float32, 7)
+_LOW, _LOG2E, _LN2 = -88.3, 1.4426950408889634, math.log(2.0)
+
+
+def gelu_tanh(x):
+    """x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) = x * sigmoid(u), u as above: no
+    1 + tanh to cancel for negative x. Numba only (``_gelu_tanh``)."""
+    raise NotImplementedError("gelu_tanh runs inside Numba kernels")
+
+
+@njit(inline="always", fastmath=FASTMATH, error_model="numpy")
+def _gelu_tanh32(x):
+    """float32: u and exp's reduction n = round(-|u| / ln 2), r = -|u| - n ln 2 in float64
+    (x^3 cannot overflow there; u rounded to float32 would be off by |u| ulps, which
+    exp(-|u|) multiplies); the series of r and the rest in float32. NaN stays NaN,
+    +inf stays +inf, -inf gives NaN (-inf * 0, as onnxruntime and the reference)."""
+    d = np.float64(x)
+    u = d * (G1 + G3 * d * d)
+    a = max(-abs(u), _LOW)
+    n = np.floor(a * _LOG2E + 0.5)
+    p = _pow2(np.float32(n))
+    e = p + p * _EXPM1_32(np.float32(a - n * _LN2))  # exp(-|u|)
+    s = F1 / (F1 + e)
+    y = x * s if u >= 0.0 else x * (e * s)
+    return x if x != x else y
+
+
+@overload(gelu_tanh, inline="always", fastmath=FASTMATH)
+def _gelu_tanh(x):
+    if x == types.float32:
+        return lambda x: _gelu_tanh32(x)
+    if x == types.float64:
+        def impl(x):
+            u = x * (G1 + G3 * x * x)
+            return x * sigmoid(u)
+        return impl
+    return None
+
+
 def activate(v, code, p0, p1):
     """One value through the activation ``code`` (see the module docstring); the formula
     is chosen by the code's class when the kernel compiles. Numba only."""
@@ -226,7 +284,8 @@ FORMULAS = formulas(number=np.float32, exp=math.exp, sigmoid=sigmoid, tanh=tanh,
 _FORMULA_OF = {NoActivation: FORMULAS.identity, Relu: FORMULAS.relu, Clip: FORMULAS.clip,
                LeakyRelu: FORMULAS.leaky_relu, HardSigmoid: FORMULAS.hard_sigmoid,
                HardSwish: FORMULAS.hard_swish, Gelu: FORMULAS.gelu, Erf: FORMULAS.erf,
-               Sigmoid: FORMULAS.sigmoid, Tanh: FORMULAS.tanh, Swish: FORMULAS.swish}
+               Sigmoid: FORMULAS.sigmoid, Tanh: FORMULAS.tanh, Swish: FORMULAS.swish,
+               GeluTanh: lambda v, p0, p1: gelu_tanh(v)}
 
 
 def _formula(kind):
@@ -364,6 +423,8 @@ def activation_code(activation: str, params) -> tuple[int, float, float] | None:
         return HARD_SWISH, 0.0, 0.0
     if activation == "Gelu" and not params:
         return GELU, 0.0, 0.0
+    if activation == "GeluTanh" and not params:
+        return GELU_TANH, 0.0, 0.0
     return None
 
 

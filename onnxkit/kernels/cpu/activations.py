@@ -1,13 +1,13 @@
 """Elementwise activations on the ``cpu`` executor: one Numba pass into a reused buffer.
 
-    Y[i] = f(X[i])    f: Relu, LeakyRelu, Clip, HardSigmoid, HardSwish, Gelu, Erf,
-                         Sigmoid, Tanh, Swish
+    Y[i] = f(X[i])    f: Relu, LeakyRelu, Clip, HardSigmoid, HardSwish, Gelu (both
+                         approximations), Erf, Sigmoid, Tanh, Swish
 
 The formulas are ``onnxkit.kernels.cpu._math.activate`` (Gelu and Erf: its float32
-rational erf; Sigmoid, Tanh and Swish: its vectorizable exp), for float32 (``COMPILED``;
-other dtypes run the reference kernel). ``activate_in_place`` applies Sigmoid, Tanh and
-Swish after a fused kernel (``_math.separate_code``). The range is shared among the
-threads (``_threads.run_parts``).
+rational erf; Sigmoid, Tanh, Swish and tanh-Gelu: its vectorizable exp), for float32
+(``COMPILED``; other dtypes run the reference kernel). ``activate_in_place`` applies
+Sigmoid, Tanh and Swish after a fused kernel (``_math.separate_code``). The range is
+shared among the threads (``_threads.run_parts``).
 https://onnx.ai/onnx/operators/onnx__Relu.html  https://onnx.ai/onnx/operators/onnx__Clip.html
 https://onnx.ai/onnx/operators/onnx__Gelu.html  https://onnx.ai/onnx/operators/onnx__Erf.html
 """
@@ -20,8 +20,9 @@ from numba import njit
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._dtypes import COMPILED
-from onnxkit.kernels.cpu._math import (CLIP, ERF, FASTMATH, GELU, HARD_SIGMOID, HARD_SWISH,
-                                       LEAKY_RELU, RELU, SIGMOID, SWISH, TANH, activate)
+from onnxkit.kernels.cpu._math import (CLIP, ERF, FASTMATH, GELU, GELU_TANH, HARD_SIGMOID,
+                                       HARD_SWISH, LEAKY_RELU, RELU, SIGMOID, SWISH, TANH,
+                                       activate)
 from onnxkit.kernels.cpu._route import fall_back
 from onnxkit.kernels.cpu._threads import min_parallel, run_parts
 from onnxkit.ops.fused.gelu import gelu as reference_onnxkit_gelu
@@ -136,15 +137,21 @@ def hard_swish(X):
     return _or(elementwise(X, HARD_SWISH), lambda: ref_sigmoid.hard_swish(X))
 
 
+#: Gelu's ``approximate`` -> its code (another value: the reference kernel's error)
+GELU_CODES = {"none": GELU, "tanh": GELU_TANH}
+
+
 @op("Gelu", 20, registry=CPU)
 def gelu(X, *, approximate="none"):
-    Y = elementwise(X, GELU) if approximate == "none" else None
+    code = GELU_CODES.get(approximate)
+    Y = None if code is None else elementwise(X, code)
     return _or(Y, lambda: ref_gelu.gelu(X, approximate=approximate))
 
 
 @op("Gelu", 1, domain="onnxkit", registry=CPU)
 def onnxkit_gelu(X, *, approximate="none"):
-    Y = elementwise(X, GELU) if approximate == "none" else None
+    code = GELU_CODES.get(approximate)
+    Y = None if code is None else elementwise(X, code)
     return _or(Y, lambda: reference_onnxkit_gelu(X, approximate=approximate))
 
 
