@@ -6,6 +6,8 @@ single-threaded call per part.
                   into one part per thread, each part one ``cblas_?gemm`` call
                   (``cblas_?gemv`` for a product of one row: a classifier at batch 1)
         batches:  the batch's products shared among the threads, one call each
+        small:    a product run on one thread (too small to split, tuning off) costs one
+                  compiled call that reads the arrays' shapes and strides (``_one_call``)
     with_library(key, run)   run(lib) with the library this product shape runs on
 
 Why a pool of our own: BLAS keeps worker threads that spin for a while after each
@@ -32,11 +34,12 @@ from functools import partial
 
 import numpy as np
 from numba import njit, types
+from numba.core.compiler_lock import global_compiler_lock
 
 from onnxkit.kernels.cpu._blas_libraries import (  # noqa: F401 (CHOICES ... for callers)
     _GET, _SET, AVAILABLE, CHOICES, DEFAULT, ILP64, LIBRARIES, LIBRARY, NO_TRANS, ROW_MAJOR,
     TRANS)
-from onnxkit.kernels.cpu._threads import run_parts, run_split, threads
+from onnxkit.kernels.cpu._threads import min_parallel, run_parts, run_split, threads
 from onnxkit.kernels.cpu._tuning import chosen, pick, tuning
 
 MIN_PART_COLUMNS = 128  # a 2-D product is split by columns only if each part gets this many
@@ -196,12 +199,10 @@ def with_library(key, run) -> None:
     pick(key, {name: partial(run, lib) for lib, name in enumerate(CHOICES)}, CHOICES[DEFAULT])
 
 
-def _layout(x):
-    """(TRANS flag, leading dimension) of a matrix (the last two axes of x) BLAS can read
-    as it lies, or None."""
-    size = x.itemsize
-    s_rows, s_cols = x.strides[-2], x.strides[-1]
-    rows, cols = x.shape[-2], x.shape[-1]
+@njit(inline="always")
+def _strided(rows, cols, s_rows, s_cols, size):
+    """(TRANS flag, leading dimension) of a rows x cols matrix of ``size``-byte values
+    ``s_rows`` / ``s_cols`` bytes apart that BLAS can read as it lies, or (0, 0)."""
     if s_cols == size and s_rows % size == 0 and s_rows // size >= max(cols, 1):
         return NO_TRANS, s_rows // size
     if s_rows == size and s_cols % size == 0 and s_cols // size >= max(rows, 1):
@@ -210,7 +211,15 @@ def _layout(x):
         return NO_TRANS, max(cols, 1)
     if cols == 1 and s_rows == size:
         return TRANS, max(rows, 1)
-    return None
+    return 0, 0
+
+
+def _layout(x):
+    """(TRANS flag, leading dimension) of a matrix (the last two axes of x) BLAS can read
+    as it lies, or None."""
+    flag, ld = _strided.py_func(x.shape[-2], x.shape[-1], x.strides[-2], x.strides[-1],
+                                x.itemsize)
+    return (flag, ld) if flag else None
 
 
 def _blas_ready(a, b, out) -> bool:
@@ -227,12 +236,106 @@ def _address(x):
     return x.ctypes.data
 
 
+@njit(cache=True, nogil=True)
+def _one_call(a, b, out, lib, least):
+    """out = a @ b as ``_general`` computes a product it runs on one thread with tuning
+    off: one call (``gemv_call`` for one row), or one per matrix of a batch, on library
+    ``lib``. False, with nothing written, where ``_general`` would do something else
+    (split it among the threads: ``MIN_SPLIT_MACS``, ``MIN_SPLIT_WEIGHTS``, or a batch of
+    ``least`` = ``min_parallel()`` values / 16 or more; or leave it to numpy's matmul:
+    layouts BLAS cannot read, an empty product). Shapes and strides are read here, so
+    a small product costs one dispatcher call; its arrays are typed layout "A" and a, b
+    read-only (``_compile_for``): one compiled variant per dtype and dimensions."""
+    size = out.itemsize
+    batch = out.shape[0] if out.ndim == 3 else 1
+    m, n, k = out.shape[-2], out.shape[-1], a.shape[-1]
+    if out.size == 0 or k == 0 or a.shape[-2] != m or b.shape[-2] != k or b.shape[-1] != n:
+        return False
+    if a.ndim == 3 and a.shape[0] != batch or b.ndim == 3 and b.shape[0] != batch:
+        return False
+    if out.strides[-1] != size or out.strides[-2] % size != 0 or out.strides[-2] < n * size:
+        return False
+    ta, lda = _strided(m, k, a.strides[-2], a.strides[-1], size)
+    tb, ldb = _strided(k, n, b.strides[-2], b.strides[-1], size)
+    if ta == 0 or tb == 0:
+        return False
+    pa, pb, pc = np.int64(a.ctypes.data), np.int64(b.ctypes.data), np.int64(out.ctypes.data)
+    ldc, single = out.strides[-2] // size, size == 4
+    if batch == 1:  # a batch of one is the 2-D product, as in ``_general``
+        if m * n * k >= MIN_SPLIT_MACS or n * k >= MIN_SPLIT_WEIGHTS:
+            return False
+        if m == 1:
+            gemv_call(ta, tb, n, k, pa, lda, pb, ldb, pc, single, lib)
+        else:
+            gemm_call(ta, tb, m, n, k, pa, lda, pb, ldb, pc, ldc, single, lib)
+        return True
+    if (batch * m * n * k) >> 4 >= least or out.strides[0] % size != 0:
+        return False
+    sa = a.strides[0] if a.ndim == 3 else 0
+    sb = b.strides[0] if b.ndim == 3 else 0
+    for i in range(batch):
+        gemm_call(ta, tb, m, n, k, pa + i * sa, lda, pb + i * sb, ldb, pc + i * out.strides[0],
+                  ldc, single, lib)
+    return True
+
+
+# Compiled only for the signatures ``_compile_for`` gives it; arrays of any layout convert
+_one_call._can_compile = False
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+
+
+def _compile_for(a, b, out) -> bool:
+    """Compile (or load from the cache) ``_one_call`` for these arrays' dtype and
+    dimensions, every layout of them in one variant; False where it does not take them
+    (other dimensions, misaligned or read-only ``out``)."""
+    nd = (a.ndim, b.ndim, out.ndim)
+    if nd not in ((2, 2, 2), (3, 3, 3), (3, 2, 3), (2, 3, 3)) or not out.flags.writeable \
+            or not (a.flags.aligned and b.flags.aligned and out.flags.aligned):
+        return False
+    real = types.float32 if out.dtype == _F32 else types.float64
+    sig = (types.Array(real, nd[0], "A", readonly=True),
+           types.Array(real, nd[1], "A", readonly=True), types.Array(real, nd[2], "A"),
+           types.int64, types.int64)
+    with global_compiler_lock:  # no other thread compiles a variant of its own meanwhile
+        _one_call._can_compile = True
+        try:
+            _one_call.compile(sig)
+        finally:
+            _one_call._can_compile = False
+    return True
+
+
 def matmul(a, b, out):
     """``np.matmul(a, b, out=out)`` with the products on the kernels' threads (see above).
+    A product too small to split runs with one dispatcher call (``_one_call``); the
+    others, and every product while tuning, take ``_general``."""
+    dtype = out.dtype
+    if (AVAILABLE and (dtype is _F32 or dtype is _F64) and a.dtype is dtype
+            and b.dtype is dtype and not tuning()):
+        try:
+            if _one_call(a, b, out, DEFAULT, min_parallel()):
+                return out
+        except (TypeError, RuntimeError):  # no variant for these yet (or being compiled)
+            if _compile_for(a, b, out) and _one_call_again(a, b, out):
+                return out
+    return _general(a, b, out)
+
+
+def _one_call_again(a, b, out) -> bool:
+    """``_one_call`` once its variant is compiled; False where these arrays still find
+    none (``_general`` then computes the product)."""
+    try:
+        return _one_call(a, b, out, DEFAULT, min_parallel())
+    except TypeError:
+        return False
+
+
+def _general(a, b, out):
+    """``matmul`` split among the threads, with the library and split timed while tuning.
     A batch of one is the 2-D product, which is split among the threads (a one-group
     convolution's (1, M, K) @ (1, K, P))."""
     if out.ndim == 3 and out.shape[0] == 1 and a.ndim in (2, 3) and b.ndim in (2, 3):
-        matmul(a if a.ndim == 2 else a[0], b if b.ndim == 2 else b[0], out[0])
+        _general(a if a.ndim == 2 else a[0], b if b.ndim == 2 else b[0], out[0])
         return out
     size = out.itemsize
     if a.ndim == b.ndim == out.ndim == 2 and _blas_ready(a, b, out):

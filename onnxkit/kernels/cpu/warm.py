@@ -153,6 +153,7 @@ def _calls():
                                                           r(1, 64, 64), r(1, 1, 1, 64),
                                                           q_num_heads=2, kv_num_heads=2)),
         ("matrix addresses", lambda: _addresses(dtype)),
+        ("small products", lambda: _small_products(dtype)),
         ("tree walk", _tree_walk),
         ("thread pool, products", _pool_and_products),
         ("conv Winograd", lambda: _planned(conv.conv, r(1, 16, 9, 9), c(16, 16, 3, 3),
@@ -201,6 +202,17 @@ def _addresses(dtype) -> None:
             _address(a)
             _address(_constant(np.ascontiguousarray(a)) if a.flags.c_contiguous
                      else np.lib.stride_tricks.as_strided(a, writeable=False))
+
+
+def _small_products(dtype) -> None:
+    """``_blas.matmul``'s one-call path (``_blas._one_call``) compiles once per dtype and
+    dimensions: 2-D, batches, a batch times one matrix, one matrix times a batch."""
+    from onnxkit.kernels.cpu._blas import matmul
+
+    for sa, sb in (((4, 6), (6, 5)), ((2, 4, 6), (2, 6, 5)), ((2, 4, 6), (6, 5)),
+                   ((4, 6), (2, 6, 5))):
+        out = np.empty(np.broadcast_shapes(sa[:-2], sb[:-2]) + (4, 5), dtype)
+        matmul(np.ones(sa, dtype), _constant(np.ones(sb, dtype)), out)
 
 
 def _pool_and_products() -> None:
