@@ -38,10 +38,13 @@ def matmul_fast(A, B, Bias=None, activation="", params=None):
     if Bias is not None and (Bias.dtype != A.dtype or Bias.size != n or Bias.ndim > 1
                              and Bias.shape != (1,) * (Bias.ndim - 1) + (n,)):
         return None
-    try:
-        lead = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
-    except ValueError:
-        return None
+    if B.ndim == 2:  # a layer's weights: numpy's broadcast_shapes costs microseconds
+        lead = A.shape[:-2]
+    else:
+        try:
+            lead = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+        except ValueError:
+            return None
     out_shape = lead + (A.shape[-2], n)
     if Bias is not None and len(out_shape) < Bias.ndim:
         return None
@@ -55,6 +58,8 @@ def matmul_fast(A, B, Bias=None, activation="", params=None):
         blas_matmul(A.reshape((-1,) + A.shape[-2:]), b, Y.reshape((-1,) + Y.shape[-2:]))
     else:
         blas_matmul(A, B, Y)
+    if Bias is None and not activation:
+        return Y
     bias = None if Bias is None else np.ascontiguousarray(Bias.reshape(n))
     return epilogue_cols(Y.reshape(-1, n), bias, None, activation, params).reshape(out_shape)
 
