@@ -231,3 +231,43 @@ def test_gpt2_mlp_gelu_is_fused_and_compiled(exporter, tmp_path):
     assert "reference" not in [what for _, what in notes], notes
     want = _ort(model, {"x": x})[0]
     np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6)
+
+
+def _functional_mlp(exporter: str, path):
+    """Linear -> F.gelu(approximate="tanh") -> Linear: TorchScript writes x * x * x and
+    0.5 last, dynamo (opset 18) Pow and 0.5 first; at opset 20 dynamo writes Gelu."""
+    torch = pytest.importorskip("torch")
+    import warnings
+
+    class Mlp(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc, self.proj = torch.nn.Linear(16, 64), torch.nn.Linear(64, 16)
+
+        def forward(self, x):
+            return self.proj(torch.nn.functional.gelu(self.fc(x), approximate="tanh"))
+
+    torch.manual_seed(0)
+    x = torch.randn(2, 5, 16) * 2
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")
+        program = torch.onnx.export(Mlp().eval(), (x,), None if exporter == "dynamo" else
+                                    str(path), input_names=["x"], dynamo=exporter == "dynamo",
+                                    opset_version=17 if exporter == "ts" else 18)
+        if exporter == "dynamo":
+            program.save(str(path), external_data=False)
+    return onnx.load(str(path)), x.numpy()
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("exporter", ["ts", "dynamo"])
+def test_functional_gelu_tanh_fuses_into_the_matmul(exporter, tmp_path):
+    model, x = _functional_mlp(exporter, tmp_path / "mlp.onnx")
+    assert "Tanh" in [n.op_type for n in model.graph.node]
+    sess = onnxkit.Session(model, executor="cpu", level=3)
+    acts = [a.s for n in sess.model.graph.node for a in n.attribute if a.name == "activation"]
+    assert acts == [b"GeluTanh"], [n.op_type for n in sess.model.graph.node]
+    assert not any(n.op_type in ("Tanh", "Pow", "Gelu") for n in sess.model.graph.node)
+    (y,), notes = _run_traced(sess, {"x": x})
+    assert "reference" not in [what for _, what in notes], notes
+    np.testing.assert_allclose(y, _ort(model, {"x": x})[0], rtol=1e-5, atol=1e-6)
