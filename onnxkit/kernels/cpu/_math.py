@@ -6,21 +6,8 @@ absolute error below 4e-7 in float32); beyond 4, erf(x) is +-1 in float32.
 
     erf(x) = x * P(t) / Q(t),  t = min(x^2, 16)
 
-Numba has no SIMD ``math.exp`` either. ``exp_parts`` splits exp(y) = 2**n * (1 + q):
-n = round(y / ln 2), r = y - n ln 2 (ln 2 in two parts, so r keeps its low bits),
-q = exp(r) - 1 by its Taylor series (|r| <= ln 2 / 2: degree 7 for float32, 13 for
-float64), and 2**n is built by setting the exponent bits (``_pow2``, a bit cast). Every
-step is plain arithmetic, so a loop over it vectorizes. Sigmoid and Tanh use it:
-
-    sigmoid(x) = 1 / (1 + e)  (x >= 0),  e / (1 + e)  (x < 0),  e = exp(-|x|)
-    tanh(x)    = sign(x) * m / (m + 2),  m = exp(2|x|) - 1 = 2**n * q + (2**n - 1)
-
-(m from q, not from exp - 1: no cancellation for small x). Both within 3 float32 ulps
-of the float64 functions, float64 within 20 ulps (``tests/test_cpu_activations.py``).
-Gelu's tanh approximation is rewritten so that nothing cancels (1 + tanh(z) =
-2 sigmoid(2z)), its exponent reduced in float64 (``gelu_tanh``):
-
-    gelu_tanh(x) = x * sigmoid(u),  u = x (2 sqrt(2/pi) + 2 sqrt(2/pi) 0.044715 x^2)
+Sigmoid, Tanh and Gelu's tanh approximation (``gelu_tanh``: x * sigmoid(u), nothing
+cancels) are built on a vectorizable exp, in ``_exp``; this module re-exports them.
 
 Activations (the ``activation`` attribute of the onnxkit fused operators, see
 ``onnxkit.ops.fused._common``) are passed to kernels as a code and two float
@@ -29,9 +16,9 @@ parameters. A code is a one-field named tuple whose class names the activation
 while compiling, and a kernel is compiled only for the activations it is called with,
 each specialization holding one formula (not a switch over all of them at every call
 site). The formulas are those shared with the cuda kernels
-(``onnxkit.kernels.activation_formulas``), on float32 constants and the primitives here,
-but for GeluTanh: the shared one (0.5 x (1 + tanh ...), in float64 on cuda) loses every
-digit to 1 + tanh ~ 0 in float32, so the cpu's is ``gelu_tanh``.
+(``onnxkit.kernels.activation_formulas``), on float32 constants and the primitives here
+and in ``_exp``, but for GeluTanh: the shared one (0.5 x (1 + tanh ...), float64 on
+cuda) loses every digit to 1 + tanh ~ 0 in float32, so the cpu's is ``gelu_tanh``.
 ``activation_code`` maps names to the codes a kernel applies inside its own loops
 (``finish``); ``separate_code`` to those applied in one pass of their own after it
 (Sigmoid, Tanh, Swish: ``activations.activate_in_place``); both return None for the
@@ -44,14 +31,13 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.extending import intrinsic, overload
+from numba import njit
+from numba.extending import overload
 
 from onnxkit.kernels.activation_formulas import formulas
-
-# fast-math without nnan/ninf: reductions may reassociate, NaN and inf stay honest
-FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
+# exp and what is built on it, used here and re-exported for the kernels
+from onnxkit.kernels.cpu._exp import (F1, FASTMATH, exp_parts, gelu_tanh,  # noqa: F401
+                                      sigmoid, tanh)
 
 
 # The activation codes: one class per activation, so that each is a Numba type of its own.
@@ -116,98 +102,9 @@ _ERF_Q = (1.0, 0.4970368198545376, 0.11385927299238227, 0.015468011572308467,
           0.0013125799768338967, 6.437150660389838e-05)
 P0, P1, P2, P3, P4, P5, P6 = (np.float32(c) for c in _ERF_P)
 Q0, Q1, Q2, Q3, Q4, Q5 = (np.float32(c) for c in _ERF_Q)
-F0, F1, F4 = np.float32(0), np.float32(1), np.float32(4)
-F2 = np.float32(2)
-TANH_LIMIT = np.float32(20)  # tanh(20) is 1 in float64 too
+F4 = np.float32(4)
 
 
-@intrinsic
-def _pow2(typingctx, n):
-    """2.0 ** n, in n's float type, for an integer-valued n in the normal exponent range:
-    the exponent bits set directly (a bit cast, which vectorizes)."""
-    if not isinstance(n, types.Float):
-        return None
-    bits, bias, shift = (32, 127, 23) if n.bitwidth == 32 else (64, 1023, 52)
-
-    def codegen(context, builder, sig, args):
-        width = ir.IntType(bits)
-        k = builder.fptosi(args[0], width)
-        e = builder.shl(builder.add(k, ir.Constant(width, bias)), ir.Constant(width, shift))
-        return builder.bitcast(e, context.get_value_type(n))
-
-    return n(n), codegen
-
-
-def exp_parts(y):
-    """(2**n, q) with exp(y) = 2**n * (1 + q), for y <= 88 (float32) / 709 (float64).
-    Below the normal range (y < -87.7 / -708.8) n reaches the all-zero exponent, so
-    2**n is 0. Numba only (``_exp_parts``)."""
-    raise NotImplementedError("exp_parts runs inside Numba kernels")
-
-
-def _expm1_series(t, degree):
-    """exp(r) - 1 for |r| <= ln 2 / 2 by Horner's rule, in dtype ``t`` (degree 7 or 13)."""
-    c = [t(1 / math.factorial(k)) for k in range(1, degree + 1)]
-
-    if degree == 7:
-        c1, c2, c3, c4, c5, c6, c7 = c
-
-        def expm1_series(r):
-            return r * (c1 + r * (c2 + r * (c3 + r * (c4 + r * (c5 + r * (c6 + r * c7))))))
-    else:
-        c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13 = c
-
-        def expm1_series(r):
-            inner = c8 + r * (c9 + r * (c10 + r * (c11 + r * (c12 + r * c13))))
-            return r * (c1 + r * (c2 + r * (c3 + r * (c4 + r * (c5 + r * (c6 + r * (
-                c7 + r * inner)))))))
-
-    return njit(inline="always", fastmath=FASTMATH)(expm1_series)
-
-
-def _series(dtype, low, log2e, ln2_high, ln2_low, degree):
-    """exp_parts for one dtype: its constants, and exp(r) - 1 by Horner's rule."""
-    t = dtype
-    low, log2e, ln2_high, ln2_low, half = t(low), t(log2e), t(ln2_high), t(ln2_low), t(0.5)
-    series = _expm1_series(t, degree)
-
-    def impl(y):
-        v = max(y, low)
-        n = np.floor(v * log2e + half)
-        return _pow2(n), series((v - n * ln2_high) - n * ln2_low)
-
-    return impl
-
-
-@overload(exp_parts, inline="always", fastmath=FASTMATH)
-def _exp_parts(y):
-    if y == types.float32:  # ln 2 split with 9 bits in its high part: n * high is exact
-        return _series(np.float32, -88.3, 1.4426950408889634, 0.693359375, -2.12194440e-4, 7)
-    if y == types.float64:
-        return _series(np.float64, -709.0, 1.4426950408889634, 6.93147180369123816490e-01,
-                       1.90821492927058770002e-10, 13)
-    return None
-
-
-@njit(inline="always", fastmath=FASTMATH, error_model="numpy")
-def sigmoid(x):
-    """1 / (1 + exp(-x)); exp only ever sees -|x|. NaN stays NaN."""
-    p, q = exp_parts(-x if x > F0 else x)
-    e = p + p * q  # exp(-|x|)
-    s = F1 / (F1 + e)
-    y = s if x >= F0 else e * s
-    return x if x != x else y
-
-
-@njit(inline="always", fastmath=FASTMATH, error_model="numpy")
-def tanh(x):
-    """tanh(x) = sign(x) * m / (m + 2), m = expm1(2|x|). NaN stays NaN."""
-    a = min(x if x > F0 else -x, TANH_LIMIT)
-    p, q = exp_parts(a + a)
-    m = p * q + (p - F1)
-    t = m / (m + F2)
-    y = t if x >= F0 else -t
-    return x if x != x else y
 
 
 @njit(fastmath=FASTMATH, error_model="numpy")
@@ -230,46 +127,6 @@ def erf(x):
     return r
 
 
-# GeluTanh(x) = x * sigmoid(u), u = x (G1 + G3 x^2) = 2 sqrt(2/pi) (x + 0.044715 x^3)
-G1 = 2.0 * math.sqrt(2.0 / math.pi)
-G3 = G1 * 0.044715
-_EXPM1_32 = _expm1_series(np.float32, 7)
-_LOW, _LOG2E, _LN2 = -88.3, 1.4426950408889634, math.log(2.0)
-
-
-def gelu_tanh(x):
-    """x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) = x * sigmoid(u), u as above: no
-    1 + tanh to cancel for negative x. Numba only (``_gelu_tanh``)."""
-    raise NotImplementedError("gelu_tanh runs inside Numba kernels")
-
-
-@njit(inline="always", fastmath=FASTMATH, error_model="numpy")
-def _gelu_tanh32(x):
-    """float32: u and exp's reduction n = round(-|u| / ln 2), r = -|u| - n ln 2 in float64
-    (x^3 cannot overflow there; u rounded to float32 would be off by |u| ulps, which
-    exp(-|u|) multiplies); the series of r and the rest in float32. NaN stays NaN,
-    +inf stays +inf, -inf gives NaN (-inf * 0, as onnxruntime and the reference)."""
-    d = np.float64(x)
-    u = d * (G1 + G3 * d * d)
-    a = max(-abs(u), _LOW)
-    n = np.floor(a * _LOG2E + 0.5)
-    p = _pow2(np.float32(n))
-    e = p + p * _EXPM1_32(np.float32(a - n * _LN2))  # exp(-|u|)
-    s = F1 / (F1 + e)
-    y = x * s if u >= 0.0 else x * (e * s)
-    return x if x != x else y
-
-
-@overload(gelu_tanh, inline="always", fastmath=FASTMATH)
-def _gelu_tanh(x):
-    if x == types.float32:
-        return lambda x: _gelu_tanh32(x)
-    if x == types.float64:
-        def impl(x):
-            u = x * (G1 + G3 * x * x)
-            return x * sigmoid(u)
-        return impl
-    return None
 
 
 def activate(v, code, p0, p1):
