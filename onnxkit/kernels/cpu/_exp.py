@@ -148,8 +148,7 @@ def _gelu_tanh32(x):
     n = np.floor(a * _LOG2E + 0.5)
     p = _pow2(np.float32(n))
     e = p + p * _EXPM1_32(np.float32(a - n * _LN2))  # exp(-|u|)
-    s = F1 / (F1 + e)
-    y = x * s if u >= 0.0 else x * (e * s)
+    y = (x if u >= 0.0 else x * e) / (F1 + e)  # x / (1 + exp(-u)), exp never overflows
     return x if x != x else y
 
 
