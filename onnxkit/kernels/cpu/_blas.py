@@ -259,23 +259,22 @@ def _one_call(a, b, out, lib, least):
     tb, ldb = _strided(k, n, b.strides[-2], b.strides[-1], size)
     if ta == 0 or tb == 0:
         return False
-    pa, pb, pc = np.int64(a.ctypes.data), np.int64(b.ctypes.data), np.int64(out.ctypes.data)
-    ldc, single = out.strides[-2] // size, size == 4
     if batch == 1:  # a batch of one is the 2-D product, as in ``_general``
         if m * n * k >= MIN_SPLIT_MACS or n * k >= MIN_SPLIT_WEIGHTS:
             return False
-        if m == 1:
-            gemv_call(ta, tb, n, k, pa, lda, pb, ldb, pc, single, lib)
-        else:
-            gemm_call(ta, tb, m, n, k, pa, lda, pb, ldb, pc, ldc, single, lib)
-        return True
-    if (batch * m * n * k) >> 4 >= least or out.strides[0] % size != 0:
+    elif (batch * m * n * k) >> 4 >= least or out.strides[0] % size != 0:
         return False
-    sa = a.strides[0] if a.ndim == 3 else 0
+    pa, pb, pc = np.int64(a.ctypes.data), np.int64(b.ctypes.data), np.int64(out.ctypes.data)
+    single = size == 4
+    if batch == 1 and m == 1:
+        gemv_call(ta, tb, n, k, pa, lda, pb, ldb, pc, single, lib)
+        return True
+    sa = a.strides[0] if a.ndim == 3 else 0  # one matrix for the whole batch: no step
     sb = b.strides[0] if b.ndim == 3 else 0
-    for i in range(batch):
-        gemm_call(ta, tb, m, n, k, pa + i * sa, lda, pb + i * sb, ldb, pc + i * out.strides[0],
-                  ldc, single, lib)
+    sc = out.strides[0] if out.ndim == 3 else 0
+    for i in range(batch):  # one call site: each inlined call site compiles slowly
+        gemm_call(ta, tb, m, n, k, pa + i * sa, lda, pb + i * sb, ldb, pc + i * sc,
+                  out.strides[-2] // size, single, lib)
     return True
 
 
