@@ -53,6 +53,8 @@ def gemm_fast(A, B, C, alpha, beta, transA, transB, activation="", params=None):
             bias = np.ascontiguousarray(c.reshape(n))
         else:
             Y += c
+    if bias is None and z is None and not activation:
+        return Y
     return epilogue_cols(Y, bias, z, activation, params)
 
 
