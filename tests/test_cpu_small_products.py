@@ -92,6 +92,9 @@ def test_empty_inner_dimension_gives_zeros_and_odd_layouts_go_to_numpy():
     a, b = ints(4, 6, dtype=np.float64), ints(6, 5)  # mixed types: numpy's matmul
     mixed = np.full((4, 5), np.nan, np.float64)
     np.testing.assert_array_equal(_blas.matmul(a, b, mixed), exact(a, b.astype(np.float64)))
+    u, v = ints(2, 3, 4, 6), ints(2, 3, 6, 5)  # 4-D: numpy's matmul
+    four = np.full((2, 3, 4, 5), np.nan, np.float32)
+    np.testing.assert_array_equal(_blas.matmul(u, v, four), exact(u, v))
 
 
 def test_a_batch_has_the_bits_of_its_products_however_it_is_split():

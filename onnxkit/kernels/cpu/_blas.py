@@ -310,7 +310,8 @@ def matmul(a, b, out):
     others, and every product while tuning, take ``_general``."""
     dtype = out.dtype
     if (AVAILABLE and (dtype is _F32 or dtype is _F64) and a.dtype is dtype
-            and b.dtype is dtype and not tuning()):
+            and b.dtype is dtype and out.ndim < 4 and not tuning()):
+        # (arrays it has no variant for cost a TypeError: ~200 us, hence the ndim test)
         try:
             if _one_call(a, b, out, DEFAULT, min_parallel()):
                 return out
