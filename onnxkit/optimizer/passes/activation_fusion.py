@@ -18,6 +18,10 @@
              y = Mul (c, Sigmoid (c))             #   x * sigmoid(x), either input order
     after:   y = onnxkit.FusedConv <activation = "Swish", activation_params = [1.0]> (x, W, B)
 
+    before:  y = Gelu (Reshape (Gemm (a, W, B), shape))     # a traced nn.Linear on 3-D
+    after:   y = Reshape (onnxkit.FusedGemm <activation = "Gelu"> (a, W, B), shape)
+             (an activation works value by value: it may run before the Reshape)
+
 Activations: Relu, LeakyRelu, Sigmoid, Tanh, Clip (constant bounds), HardSigmoid,
 HardSwish, Elu, Gelu (standard or onnxkit), Swish (opset 24, or x * Sigmoid(x)). A
 fused node that already has an activation is left alone. See docs/onnxkit-domain.md.
@@ -122,6 +126,32 @@ def _silu_rule(base_type: str) -> RewriteRule:
     return RewriteRule(f"{base_type}+SiLU", pattern, _rewrite, _check, _detail)
 
 
+#: the products whose activation may sit behind a Reshape (the exporters' 3-D Linear)
+RESHAPED = ("Gemm", "MatMul", "FusedGemm", "FusedMatMul")
+
+
+def _reshaped_rule(base_type: str, act_type: str, act_domain: str) -> RewriteRule:
+    base_domain = "onnxkit" if base_type.startswith("Fused") else ""
+
+    def pattern(op, x, shape):
+        base = getattr(op, base_type)(x, _allow_other_inputs=True, _domain=base_domain, _name="base")
+        shaped = op.Reshape(base, shape, _name="reshape")
+        return getattr(op, act_type)(shaped, _allow_other_inputs=True, _domain=act_domain, _name="act")
+
+    def check(g, x, shape, base, reshape, act):
+        return _check(g, x, base, act)
+
+    def rewrite(op, x, shape, base, reshape, act):
+        kept = {"allowzero": 1} if attr(reshape, "allowzero", 0) else {}  # opset 14 on
+        return op.Reshape(_rewrite(op, x, base, act), shape, **kept)
+
+    def detail(g, x, shape, base, reshape, act):
+        return f"{base.op_type} {base.name!r} + Reshape + {act.op_type} -> {BASES[base.op_type]} + Reshape"
+
+    return RewriteRule(f"{base_type}+Reshape+{act_type}", pattern, rewrite, check, detail)
+
+
 RULES = (tuple(_rule(b, a, d) for b in BASES for (a, d) in ACTIVATIONS)
-         + tuple(_silu_rule(b) for b in BASES))
+         + tuple(_silu_rule(b) for b in BASES)
+         + tuple(_reshaped_rule(b, a, d) for b in RESHAPED for (a, d) in ACTIVATIONS))
 PASS = RulePass("activation_fusion", RULES, __doc__)
