@@ -16,6 +16,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxkit
+from tests.optimizer._exported import export
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -197,13 +198,9 @@ def test_fused_matmul_and_gemm_gelu_tanh(level):
 
 # --- GPT-2's MLP, as both torch exporters write it ---------------------------------------
 
-def _gpt2_mlp(exporter: str, path):
+def _gpt2_mlp(exporter: str, tmp_path):
     torch = pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    import contextlib
-    import io
-    import warnings
-
     from benchmarks.kinds.tvshim import import_torchvision
 
     import_torchvision()  # transformers imports it; the CPU torch lacks its operators
@@ -212,22 +209,15 @@ def _gpt2_mlp(exporter: str, path):
 
     torch.manual_seed(0)
     config = transformers.GPT2Config(n_embd=32, n_layer=1, n_head=2)
-    mlp = GPT2MLP(4 * 32, config).eval()
-    x = torch.randn(1, 6, 32) * 2
-    with warnings.catch_warnings(), torch.no_grad(), contextlib.redirect_stdout(io.StringIO()):
-        warnings.simplefilter("ignore")
-        program = torch.onnx.export(mlp, (x,), None if exporter == "dynamo" else str(path),
-                                    input_names=["x"], dynamo=exporter == "dynamo",
-                                    opset_version=17 if exporter == "ts" else 18)
-        if exporter == "dynamo":
-            program.save(str(path), external_data=False)
-    return onnx.load(str(path)), x.numpy()
+    model, feeds = export(GPT2MLP(4 * 32, config), {"x": torch.randn(1, 6, 32) * 2}, exporter,
+                          tmp_path)
+    return model, feeds["x"]
 
 
 @pytest.mark.torch
 @pytest.mark.parametrize("exporter", ["ts", "dynamo"])
 def test_gpt2_mlp_gelu_is_fused_and_compiled(exporter, tmp_path):
-    model, x = _gpt2_mlp(exporter, tmp_path / "mlp.onnx")
+    model, x = _gpt2_mlp(exporter, tmp_path)
     assert "Tanh" in [n.op_type for n in model.graph.node]  # GELU written out
     sess = onnxkit.Session(model, executor="cpu", level=3)
     gelus = [n for n in sess.model.graph.node if any(
@@ -242,11 +232,10 @@ def test_gpt2_mlp_gelu_is_fused_and_compiled(exporter, tmp_path):
     np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6)
 
 
-def _functional_mlp(exporter: str, path):
+def _functional_mlp(exporter: str, tmp_path):
     """Linear -> F.gelu(approximate="tanh") -> Linear: TorchScript writes x * x * x and
     0.5 last, dynamo (opset 18) Pow and 0.5 first; at opset 20 dynamo writes Gelu."""
     torch = pytest.importorskip("torch")
-    import warnings
 
     class Mlp(torch.nn.Module):
         def __init__(self):
@@ -257,21 +246,14 @@ def _functional_mlp(exporter: str, path):
             return self.proj(torch.nn.functional.gelu(self.fc(x), approximate="tanh"))
 
     torch.manual_seed(0)
-    x = torch.randn(2, 5, 16) * 2
-    with warnings.catch_warnings(), torch.no_grad():
-        warnings.simplefilter("ignore")
-        program = torch.onnx.export(Mlp().eval(), (x,), None if exporter == "dynamo" else
-                                    str(path), input_names=["x"], dynamo=exporter == "dynamo",
-                                    opset_version=17 if exporter == "ts" else 18)
-        if exporter == "dynamo":
-            program.save(str(path), external_data=False)
-    return onnx.load(str(path)), x.numpy()
+    model, feeds = export(Mlp(), {"x": torch.randn(2, 5, 16) * 2}, exporter, tmp_path)
+    return model, feeds["x"]
 
 
 @pytest.mark.torch
 @pytest.mark.parametrize("exporter", ["ts", "dynamo"])
 def test_functional_gelu_tanh_fuses_into_the_matmul(exporter, tmp_path):
-    model, x = _functional_mlp(exporter, tmp_path / "mlp.onnx")
+    model, x = _functional_mlp(exporter, tmp_path)
     assert "Tanh" in [n.op_type for n in model.graph.node]
     sess = onnxkit.Session(model, executor="cpu", level=3)
     acts = [a.s for n in sess.model.graph.node for a in n.attribute if a.name == "activation"]
