@@ -14,7 +14,9 @@ depthwise filters). ``Layer`` holds all of it; the node's prepared kernel
 
 from __future__ import annotations
 
-from onnxkit.kernels.cpu._buffers import zeros_read_only
+import numpy as np
+
+from onnxkit.kernels.cpu._buffers import read_only, zeros_read_only
 from onnxkit.kernels.cpu._geometry import layer_geometry
 from onnxkit.kernels.cpu._math import split_activation
 
@@ -25,7 +27,7 @@ class Layer:
 
     __slots__ = ("g", "out_shape", "code", "after", "activation", "params", "group",
                  "no_bias", "route", "candidates", "default", "pick_key", "p0", "p1",
-                 "zero", "dots_args", "patch_shape", "patch_bytes", "last",
+                 "zero", "dots_args", "dots_geo", "patch_shape", "patch_bytes", "last",
                  "depthwise_args", "algorithm", "constant", "one_d", "weights")
 
     def __init__(self, X, W, auto_pad, dilations, group, pads, strides, activation, params):
@@ -48,6 +50,7 @@ class Layer:
         self.patch_shape = (pixels, X.shape[1] * kh * kw)
         self.patch_bytes = pixels * X.shape[1] * kh * kw * X.dtype.itemsize
         self.dots_args = (kh, kw, *g.strides, *g.dilations, *g.begin[:2], g.out[1], group)
+        self.dots_geo = read_only(np.array(self.dots_args, np.int64))  # as one argument
         # the depthwise path's arguments, and whether it runs channels-last
         self.depthwise_args = g.strides + g.dilations + g.begin[:2]
         self.last = False

@@ -16,7 +16,7 @@ from onnxkit.kernels.cpu._depthwise import depthwise_conv, depthwise_conv_nhwc
 from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.kernels.cpu._epilogue import epilogue_rows, residual_rows
 from onnxkit.kernels.cpu._im2col import im2col, phase_shape, phases
-from onnxkit.kernels.cpu._pixel_dots import pixel_dots_conv
+from onnxkit.kernels.cpu._pixel_dots import dots_images, one_call, pixel_dots_conv
 from onnxkit.kernels.cpu._pointwise import is_pointwise
 from onnxkit.kernels.cpu._winograd import weight_transform as winograd_weights, winograd_conv
 from onnxkit.kernels.cpu._winograd4 import weight_transform as winograd4_weights
@@ -27,6 +27,7 @@ FLOATS = COMPILED  # the dtypes the compiled conv kernels take
 _NO_PHASES = {t: np.zeros((1, 1, 1, 1), t) for t in FLOATS}
 _NO_Z4 = _NO_PHASES
 _NO_Z3 = {t: np.zeros((1, 1, 1), t) for t in FLOATS}
+_NO_Z4_READ = {t: read_only(np.zeros((1, 1, 1, 1), t)) for t in FLOATS}
 
 
 def _weights(L, W, name: str, build):
@@ -93,13 +94,23 @@ def by_dots(X, W, B, bias, Z4, L):
     patches = empty(L.patch_shape, X.dtype)
     Y = empty(L.out_shape, X.dtype)
     m, pixels = L.out_shape[1], L.patch_shape[0]
-    w = read_only(np.ascontiguousarray(W).reshape(m, -1))
+    w = _weights(L, W, "dots", _rows)
+    if one_call(m, w.shape[1], pixels):  # small: every image in one compiled call
+        z = _NO_Z4_READ[X.dtype] if Z4 is None else read_only(np.ascontiguousarray(Z4))
+        dots_images(X, w, bias, z, Z4 is not None, L.code[0], L.p0, L.p1, Y, patches,
+                    L.zero, L.dots_geo)
+        return Y
     act = L.code[0]
     for i in range(X.shape[0]):
         pixel_dots_conv(X[i], w, bias, residual_rows(Z4, i, m, pixels, X.dtype),
                         Z4 is not None, act, L.p0, L.p1, Y[i].reshape(m, pixels), patches,
                         L.zero, *L.dots_args)
     return Y
+
+
+def _rows(W):
+    """W (M, C/group, KH, KW) as the (M, C/group*KH*KW) rows the dot products read."""
+    return np.ascontiguousarray(W).reshape(W.shape[0], -1)
 
 
 def _by_bands(X, W, bias, Z4, code, g, Y):

@@ -27,7 +27,7 @@ from numba import njit
 
 from onnxkit.kernels.cpu._im2col import fill_run
 from onnxkit.kernels.cpu._math import FASTMATH, finish_rows_bias
-from onnxkit.kernels.cpu._threads import run_parts
+from onnxkit.kernels.cpu._threads import parts_of, run_parts
 from onnxkit.kernels.indexing import conv_input_coord, for_cpu, im2col_row, window_taps
 
 _coord = for_cpu(conv_input_coord)
@@ -148,3 +148,28 @@ def pixel_dots_conv(x, w, bias, z, has_z, code, p0, p1, y, p, zero, kh, kw, sh, 
     rows = w.shape[0]
     run_parts(_pairs, (rows + 1) // 2, rows * w.shape[1] * y.shape[1], w, p, bias, z, has_z,
               code, p0, p1, y, zero, rows // group)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
+def dots_images(x, w, bias, z, has_z, code, p0, p1, y, p, zero, geo):
+    """Every image of x (N, C, H, W) -> y (N, M, OH, OW) in this one call and thread:
+    per image, what ``pixel_dots_conv`` computes with a single part (the same bits).
+    ``z`` (N, M, OH, OW) when ``has_z``, else any 4-D array; ``geo``: int64
+    (kh, kw, sh, sw, dh, dw, top, left, ow_n, group)."""
+    kh, kw, sh, sw, dh, dw = geo[0], geo[1], geo[2], geo[3], geo[4], geo[5]
+    top, left, ow_n, group = geo[6], geo[7], geo[8], geo[9]
+    m, pixels = y.shape[1], p.shape[0]
+    for i in range(x.shape[0]):
+        patches(x[i], p, kh, kw, sh, sw, dh, dw, top, left, ow_n)
+        yi = y[i].reshape(m, pixels)
+        _dots(w, p, yi, zero, 0, m, m // group)
+        if has_z:
+            finish_rows_bias(yi, bias, z[i].reshape(m, pixels), True, 0, m, code, p0, p1)
+        else:
+            finish_rows_bias(yi, bias, yi, False, 0, m, code, p0, p1)
+
+
+def one_call(rows: int, k: int, pixels: int) -> bool:
+    """Whether an image's products (``rows`` x ``k`` by ``pixels``) run in one part: then
+    every image is one call of ``dots_images``."""
+    return parts_of((rows + 1) // 2, rows * k * pixels)[0] == 1
