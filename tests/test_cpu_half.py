@@ -193,3 +193,17 @@ def test_a_prepared_kernel_notes_what_it_ran_each_call():
     for _ in range(3):
         relu.kernel.fn(c, **relu.attrs)
     assert sess.executor.trace_extra() == {"algorithm": "float32"}
+
+
+def test_float16_values_of_dynamic_shape_run_the_float32_kernels():
+    """A declared element type is enough: a batch of symbolic size ("N", as exported
+    models have) still makes the nodes float16 ones, through values between the nodes
+    too."""
+    model = _model([helper.make_node("MatMul", ["X", "M"], ["p"]),
+                    helper.make_node("Softmax", ["p"], ["Y"])],
+                   [("X", F16, ["N", 5, 16])], [("M", h(16, 8))], values=[("p", ["N", 5, 8])])
+    feeds = {"X": h(3, 5, 16)}
+    got, kernels = _run(model, feeds, 0)
+    for want in _oracles(model, feeds):
+        _close(got, want)
+    assert kernels == ["cpu:ai.onnx::MatMul-13 [float32]", "cpu:ai.onnx::Softmax-13 [float32]"]

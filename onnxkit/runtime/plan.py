@@ -202,34 +202,46 @@ def prepare_kernel(step: Step, constants: dict, declared: dict) -> None:
 
     ``kernel.fn.prepare(node, attrs, constants, shapes)``: ``constants`` maps the index of
     each input that is an initializer of the graph to its array, ``shapes`` the index of
-    each input whose shape the model declares in full to (shape, numpy dtype). The
+    each input whose shape the model declares in full to (shape, numpy dtype), and its
+    ``dtypes`` each input whose element type it declares (of any shape) to its dtype. The
     callable it returns is called as the kernel is (inputs, then the attributes); it
     keeps whatever it works out (algorithm, transformed weights) for this node alone.
     """
     named = [(i, name) for i, name in enumerate(step.inputs) if name]
+    shapes = Declared({i: declared[n] for i, n in named if n in declared})
+    types = getattr(declared, "dtypes", {})
+    shapes.dtypes = {i: types[n] for i, n in named if n in types}
     fn = step.kernel.fn.prepare(step.node, step.attrs,
-                                {i: constants[n] for i, n in named if n in constants},
-                                {i: declared[n] for i, n in named if n in declared})
+                                {i: constants[n] for i, n in named if n in constants}, shapes)
     if fn is not None:
         step.kernel = replace(step.kernel, fn=fn)
 
 
-def declared_shapes(graph: GraphProto) -> dict:
+class Declared(dict):
+    """name (or input index) -> (shape, numpy dtype) of values whose type the model
+    states in full; ``dtypes``: name -> numpy dtype of those whose element type it states,
+    static shape or not (a float16 value of batch "N" is still float16)."""
+
+    __slots__ = ("dtypes",)
+
+
+def declared_shapes(graph: GraphProto) -> Declared:
     """name -> (shape, numpy dtype) of the graph's values whose type the model states
     in full (a promise the run checks: a prepared kernel meeting another shape decides
-    again)."""
-    shapes = {}
+    again), and ``.dtypes`` (``Declared``)."""
+    shapes = Declared()
+    shapes.dtypes = {}
     for vi in list(graph.input) + list(graph.value_info) + list(graph.output):
         tt = vi.type.tensor_type if vi.type.HasField("tensor_type") else None
-        if tt is None or not tt.HasField("shape"):
-            continue
-        dims = tuple(d.dim_value for d in tt.shape.dim)
-        if any(not d.HasField("dim_value") for d in tt.shape.dim):
+        if tt is None or not tt.elem_type:
             continue
         try:
-            shapes[vi.name] = (dims, np.dtype(np_dtype(tt.elem_type)))
+            dtype = np.dtype(np_dtype(tt.elem_type))
         except (KeyError, ValueError, TypeError):
             continue
+        shapes.dtypes[vi.name] = dtype
+        if tt.HasField("shape") and all(d.HasField("dim_value") for d in tt.shape.dim):
+            shapes[vi.name] = (tuple(d.dim_value for d in tt.shape.dim), dtype)
     return shapes
 
 

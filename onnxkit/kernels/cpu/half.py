@@ -62,8 +62,11 @@ OPS = {
 
 
 def _is_half(constants: dict, shapes: dict) -> bool:
+    """A float16 initializer, or an input the model declares float16 (of a static shape
+    or not: the plan's ``dtypes``)."""
     return (any(c.dtype == HALF for c in constants.values())
-            or any(dtype == HALF for _, dtype in shapes.values()))
+            or any(dtype == HALF for _, dtype in shapes.values())
+            or any(dtype == HALF for dtype in getattr(shapes, "dtypes", {}).values()))
 
 
 def _widened(a):
@@ -130,8 +133,11 @@ class HalfPrepare:
         if not _is_half(constants, shapes):
             return None if self.before is None else self.before(node, attrs, constants, shapes)
         wide = {i: _widened(c) for i, c in constants.items()}
-        wide_shapes = {i: (shape, FLOAT if dtype == HALF else dtype)
-                       for i, (shape, dtype) in shapes.items()}
+        wide_shapes = type(shapes)({i: (shape, FLOAT if dtype == HALF else dtype)
+                                    for i, (shape, dtype) in shapes.items()})
+        if hasattr(shapes, "dtypes"):
+            wide_shapes.dtypes = {i: FLOAT if dtype == HALF else dtype
+                                  for i, dtype in shapes.dtypes.items()}
         kernel = None if self.before is None else self.before(node, attrs, wide, wide_shapes)
         return HalfKernel(self.fn if kernel is None else kernel,
                           {i: c for i, c in wide.items() if c is not constants[i]},
