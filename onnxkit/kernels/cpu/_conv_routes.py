@@ -56,8 +56,8 @@ def depthwise(X, W, B, bias, Z4, L):
                                 *L.depthwise_args, act, L.p0, L.p1, y_last)
             np.copyto(Y[i], y_last.transpose(2, 0, 1))
         return Y
-    z = read_only(_NO_Z4[X.dtype] if Z4 is None else np.ascontiguousarray(Z4))
-    depthwise_conv(X, read_only(np.ascontiguousarray(W)), bias, z, Z4 is not None,
+    z = _NO_Z4_READ[X.dtype] if Z4 is None else read_only(np.ascontiguousarray(Z4))
+    depthwise_conv(X, _weights(L, W, "planar", np.ascontiguousarray), bias, z, Z4 is not None,
                    *L.depthwise_args, act, L.p0, L.p1, Y)
     return Y
 

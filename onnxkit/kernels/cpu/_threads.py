@@ -160,7 +160,11 @@ def parts_of(items: int, elements: int) -> tuple[int, int]:
 
 def run_parts(kernel, items: int, elements: int, *args) -> None:
     """``kernel(*args, lo, hi)`` over [0, items) in ``parts_of(items, elements)`` parts at
-    once; ``kernel`` is a compiled serial function that releases the GIL (``nogil``)."""
+    once; ``kernel`` is a compiled serial function that releases the GIL (``nogil``).
+    Small work is the one call ``run_split`` would make, made here (no thread count read)."""
+    if elements < _MIN_PARALLEL[0] or items <= 1:
+        kernel(*args, 0, items)
+        return
     parts, per = parts_of(items, elements)
     run_split(kernel, items, parts, per, *args)
 
