@@ -8,7 +8,9 @@
 These build attention masks from a model's inputs on every run (transformers write
 ``Where (And (causal, Cast (mask)), 0, -inf)``), on tensors of a few hundred values:
 the reference kernels' checks (``np.broadcast_shapes`` and a limit check, dtypes
-widened) cost several times the operation. Here the broadcast shape is a short loop,
+widened) cost several times the operation. Here a result that is small whatever the
+broadcast (under ``CHECKED`` bytes for the product of the operands' sizes) is numpy's
+call alone; for others the broadcast shape is a short loop,
 a result of ``CHECKED`` bytes or more is held to ``max_tensor_bytes`` before numpy
 allocates it, and the ufunc runs on plain numpy types. Anything else, and shapes that
 do not broadcast, go to the reference kernel, which says what is wrong.
@@ -62,6 +64,11 @@ def _fits(shape, dtype, what) -> bool:
 
 
 def _logical(ufunc, reference, A, B):
+    if A.dtype == _BOOL and B.dtype == _BOOL and A.size * B.size < CHECKED:
+        try:  # the result is at most A.size * B.size values: no shape work first
+            return np.asarray(ufunc(A, B))
+        except ValueError:  # shapes that do not broadcast: the reference says so
+            return fall_back(reference, A, B)
     if A.dtype != _BOOL or B.dtype != _BOOL \
             or not _fits(broadcast_shape(A.shape, B.shape), _BOOL, "broadcast result"):
         return fall_back(reference, A, B)
@@ -99,6 +106,12 @@ def isnan(X):
 
 @op("Where", 9, 16, registry=CPU)
 def where(condition, X, Y):
+    if condition.dtype == _BOOL and X.dtype == Y.dtype and X.dtype.kind in "biuf" \
+            and condition.size * X.size * Y.size * X.itemsize < CHECKED:
+        try:  # a small result (at most the product of the sizes): no shape work first
+            return np.where(condition, X, Y)
+        except ValueError:
+            return fall_back(ref_where.where, condition, X, Y)
     if condition.dtype != _BOOL or X.dtype != Y.dtype or X.dtype.kind not in "biuf" \
             or not _fits(broadcast_shape(condition.shape, X.shape, Y.shape), X.dtype,
                          "broadcast result"):

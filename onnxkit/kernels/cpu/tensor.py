@@ -16,7 +16,9 @@ axis is the outermost one of size > 1), growth in place: the output is built in 
 first input's buffer when that has room, so a chain of Concats copies each piece once.
 An output too small for the pool (``_buffers.SMALL``) is numpy's own concatenate.
 Transpose is numpy's view, as the reference's, without its check of the permutation
-(numpy's own serves).
+(numpy's own serves, or the plan's: a node's ``perm`` is checked once, ``prepare``).
+Small outputs (a decoder step's KV cache, an embedding row) skip the pool and the checks
+numpy makes anyway: one numpy call.
 https://onnx.ai/onnx/operators/onnx__Gather.html  https://onnx.ai/onnx/operators/onnx__Concat.html
 """
 
@@ -49,6 +51,12 @@ def gather(data, indices, *, axis=0):
             or not -data.ndim <= axis < data.ndim:
         return fall_back(ref_gather.gather, data, indices, axis=axis)
     axis %= data.ndim
+    if indices.ndim and indices.size * data.itemsize * (data.size // max(data.shape[axis], 1)) \
+            < CHECKED:
+        try:  # a small output (a decoder step's embedding row): numpy's own buffer
+            return data.take(indices, axis=axis)
+        except (IndexError, TypeError):
+            return fall_back(ref_gather.gather, data, indices, axis=axis)
     shape = data.shape[:axis] + indices.shape + data.shape[axis + 1:]
     if math.prod(shape) * data.itemsize >= CHECKED:
         check_allocation(shape, data.dtype, "Gather output")
@@ -107,8 +115,49 @@ def transpose(data, *, perm=None):
         return fall_back(ref_transpose.transpose, data, perm=perm)
 
 
+class _PreparedTranspose:
+    """A Transpose whose ``perm`` was checked with the plan (a permutation of 0..n-1):
+    a tensor of rank n is numpy's view at once; any other goes to ``transpose``."""
+
+    __slots__ = ("perm", "rank")
+    op_type = "Transpose"
+
+    def __init__(self, perm: tuple):
+        self.perm, self.rank = perm, len(perm)
+
+    def __call__(self, data, **attributes):
+        if data.ndim == self.rank:
+            return data.transpose(self.perm)
+        return transpose(data, **attributes)
+
+
+def _prepare_transpose(node, attrs: dict, constants: dict, shapes: dict):
+    """Transpose's plan-time hook: the permutation checked once, kept as a tuple."""
+    perm = attrs.get("perm")
+    if perm is None:
+        return None
+    perm = tuple(int(p) for p in perm)
+    return _PreparedTranspose(perm) if sorted(perm) == list(range(len(perm))) else None
+
+
+transpose.prepare = _prepare_transpose
+
+
 @op("Concat", 4, 11, 13, registry=CPU)
 def concat(*inputs, axis):
+    if inputs:  # small pieces of one dtype (a decoder step's KV cache): numpy's own
+        first, nbytes = inputs[0], 0
+        dtype = first.dtype
+        for t in inputs:
+            if t.dtype != dtype:
+                break
+            nbytes += t.nbytes
+        else:
+            if nbytes < SMALL and dtype.kind in _PLAIN and -first.ndim <= axis < first.ndim:
+                try:  # numpy checks the shapes as ONNX does (ranks, the other axes)
+                    return np.concatenate(inputs, axis=axis)
+                except ValueError:
+                    pass  # the checks below send it to the reference, which says why
     dtype = inputs[0].dtype if inputs else None
     if dtype is None or dtype.kind not in _PLAIN or inputs[0].ndim == 0:
         return fall_back(ref_concat.concat, *inputs, axis=axis)
