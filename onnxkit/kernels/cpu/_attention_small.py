@@ -26,6 +26,7 @@ from onnxkit.kernels.cpu._math import FASTMATH, exp_parts
 #: multiply-adds (both products) below which an Attention takes this path
 MAX_MACS = 1 << 18
 _NO_MASK = read_only(np.zeros((1, 1, 1, 1), np.float32))
+_F32 = np.dtype(np.float32)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
@@ -103,4 +104,31 @@ def small_attention(q, k, v, mask, is_causal, scale, three_d):
         Y = y4 = np.empty((batch, heads, q_len, size), np.float32)
     _attend(q4, q_bshd, k4, k_bshd, v4, v_bshd, _NO_MASK if mask is None else mask,
             mask is not None, bool(is_causal), float(scale), y4, three_d)
+    return Y
+
+
+def small_step(Q, K, V, mask, is_causal, scale):
+    """``small_attention`` for 4-D float32 Q, K, V [b, h, s, d] and a float32 4-D mask (or
+    None) with the fewest checks (a decoder step: the Python around the call is the
+    cost): Y [b, h, s, dv], or None where the general path must decide (other shapes,
+    sizes or masks). The same compiled call as the general path, so the same bits."""
+    batch, heads, q_len, size = Q.shape
+    kv_heads, k_len, v_size = K.shape[1], K.shape[2], V.shape[3]
+    if K.shape[0] != batch or V.shape[:3] != K.shape[:3] or K.shape[3] != size \
+            or not kv_heads or heads % kv_heads or not (Q.size and K.size and V.size) \
+            or batch * heads * q_len * k_len * (size + v_size) >= MAX_MACS:
+        return None
+    if mask is not None:
+        shape = mask.shape
+        if mask.dtype != _F32 or len(shape) != 4 or shape[3] != k_len \
+                or shape[0] not in (1, batch) or shape[1] not in (1, heads) \
+                or shape[2] not in (1, q_len):
+            return None
+        mask = read_only(np.ascontiguousarray(mask))
+    q4, q_bshd = _as_read(Q, False)
+    k4, k_bshd = _as_read(K, False)
+    v4, v_bshd = _as_read(V, False)
+    Y = np.empty((batch, heads, q_len, v_size), np.float32)
+    _attend(q4, q_bshd, k4, k_bshd, v4, v_bshd, _NO_MASK if mask is None else mask,
+            mask is not None, bool(is_causal), float(scale), Y, False)
     return Y

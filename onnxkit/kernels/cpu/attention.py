@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 
 from onnxkit.kernels.cpu import CPU
-from onnxkit.kernels.cpu._attention_small import MAX_MACS, small_attention
+from onnxkit.kernels.cpu._attention_small import MAX_MACS, small_attention, small_step
 from onnxkit.kernels.cpu._blas import matmul
 from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._dtypes import COMPILED
@@ -42,6 +42,7 @@ from onnxkit.ops.fused.attention import attention as reference_attention
 from onnxkit.ops.registry import op
 
 HALF = np.dtype(np.float16)
+F32 = np.dtype(np.float32)
 
 
 def scale_mask(s, mask, has_mask, is_causal, scale):
@@ -202,6 +203,12 @@ _NO_MASK = {t.type: read_only(np.zeros((1, 1, 1, 1), t)) for t in COMPILED}
 @op("Attention", 1, domain="onnxkit", registry=CPU)
 def attention(Q, K, V, attn_mask=None, *, is_causal=0, kv_num_heads=None, q_num_heads=None,
               scale=None, softcap=0.0):
+    if Q.ndim == 4 and K.ndim == 4 and V.ndim == 4 and Q.dtype == F32 and K.dtype == F32 \
+            and V.dtype == F32 and not softcap:  # a decoder step: the fewest checks first
+        Y = small_step(Q, K, V, attn_mask, is_causal,
+                       1 / math.sqrt(Q.shape[3]) if scale is None else scale)
+        if Y is not None:
+            return Y
     Y = attention_fast(Q, K, V, attn_mask, is_causal, kv_num_heads, q_num_heads, scale, softcap)
     if Y is None:
         return fall_back(reference_attention, Q, K, V, attn_mask, is_causal=is_causal,
