@@ -24,7 +24,6 @@ runs the reference kernel. https://onnx.ai/onnx/operators/onnx__QLinearConv.html
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from numpy.lib.stride_tricks import sliding_window_view
 
 from onnxkit.kernels.cpu import CPU
@@ -32,9 +31,9 @@ from onnxkit.kernels.cpu._blas import matmul
 from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._im2col import im2col, phase_shape, phases
 from onnxkit.kernels.cpu._route import fall_back
-from onnxkit.kernels.cpu._threads import run_parts
-from onnxkit.kernels.cpu.quantized_matmul import (EIGHT_BIT, ShiftedWeights, exact_dtype,
-                                                  requantize, value_bound)
+from onnxkit.kernels.cpu.quantized_matmul import (EIGHT_BIT, EXACT_IN_INT32, ShiftedWeights,
+                                                  exact_dtype, int_dots, requantize,
+                                                  value_bound)
 from onnxkit.ops.quant import conv_integer as ref_conv_integer
 from onnxkit.ops.quant import qlinear_conv as ref_qconv
 from onnxkit.ops.quant._int_conv import padding
@@ -44,7 +43,6 @@ from onnxkit.ops.registry import op
 # output pixels per image; at most this many: int16 dot products (BLAS reads float weights,
 # more bytes; where its products win: docs/cpu.md, quantized_conv)
 FEW_PIXELS = 8
-EXACT_IN_INT32 = 1 << 31
 _DEFAULTS = dict(auto_pad="NOTSET", dilations=None, group=1, kernel_shape=None, pads=None,
                  strides=None)
 
@@ -186,29 +184,6 @@ class PreparedQLinearConv:
                 src = cols.reshape(group, k, oh * ow)
             matmul(weights, src, acc[i].reshape(group, m // group, oh * ow))
         return acc
-
-
-def int_dots(w, cols, acc):
-    """acc[n, m, p] = sum_k w[m, k] * cols[n, g, p, k] (g = m's group) for int8 or int16 w
-    (``ShiftedWeights.as_integers``) and int16 cols,
-    in integers (exact: the caller checks the sums fit int32). The output channels are
-    shared among the threads; each weight row is read once per image."""
-    run_parts(_int_dots, w.shape[0], w.size * cols.shape[2], w, cols, acc)
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _int_dots(w, cols, acc, lo, hi):
-    per_group = w.shape[0] // cols.shape[1]
-    for n in range(cols.shape[0]):
-        for m in range(lo, hi):
-            row = w[m]
-            image = cols[n, m // per_group]
-            for p in range(image.shape[0]):
-                col = image[p]
-                total = 0
-                for k in range(row.shape[0]):
-                    total += np.int32(row[k]) * np.int32(col[k])
-                acc[n, m, p] = total
 
 
 def _dots(x, zx, wi, group, kernel, strides, dilations, begin, end, out):

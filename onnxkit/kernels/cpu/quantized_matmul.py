@@ -12,6 +12,9 @@ largest shifted value A's type allows), so float32 products are exact when that 
 at most 2**24 and run in float32; otherwise they run in float64 (exact to 2**53, beyond
 any 8-bit product of fewer than 2**37 terms). The requantization (``requantize``) is the
 reference's float64 arithmetic on the same exact sums, so the answers are the same bits.
+A of at most ``FEW_ROWS`` rows (a classifier's one image) takes integer dot products
+instead (``int_dots``: B read as int8 / int16, a quarter of float32's bytes) where every
+sum fits int32.
 
 B's shifted copy (and its bound) is made once per node when B is an initializer
 (``prepare``), else on each call. Batched B, per-row scales of A and other dtypes run
@@ -38,6 +41,10 @@ from onnxkit.ops.registry import op
 F32 = np.float32
 EXACT_IN_FLOAT32 = 1 << 24  # integers up to this magnitude are exact in float32
 SMALL_PRODUCT = 1 << 17  # multiply-adds; fewer: numpy's matmul (one thread during a run)
+EXACT_IN_INT32 = 1 << 31
+# rows of A; at most this many: integer dot products, B read as int8 / int16 (a
+# classifier's one row: BLAS would read 4 bytes per weight for little arithmetic)
+FEW_ROWS = 8
 
 
 def requantize(acc, bias, mult, zero, low, high, y):
@@ -73,6 +80,29 @@ def exact_dtype(column_l1: int, bound: int) -> np.dtype:
     return np.dtype(F32 if column_l1 * bound <= EXACT_IN_FLOAT32 else np.float64)
 
 
+def int_dots(w, cols, acc):
+    """acc[n, m, p] = sum_k w[m, k] * cols[n, g, p, k] (g = m's group) for int8 or int16 w
+    (``ShiftedWeights.as_integers``) and int16 cols,
+    in integers (exact: the caller checks the sums fit int32). The output channels are
+    shared among the threads; each weight row is read once per image."""
+    run_parts(_int_dots, w.shape[0], w.size * cols.shape[2], w, cols, acc)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _int_dots(w, cols, acc, lo, hi):
+    per_group = w.shape[0] // cols.shape[1]
+    for n in range(cols.shape[0]):
+        for m in range(lo, hi):
+            row = w[m]
+            image = cols[n, m // per_group]
+            for p in range(image.shape[0]):
+                col = image[p]
+                total = 0
+                for k in range(row.shape[0]):
+                    total += np.int32(row[k]) * np.int32(col[k])
+                acc[n, m, p] = total
+
+
 class ShiftedWeights:
     """B - b_zero_point as float32 / float64 (made on demand) and its largest column L1 norm.
     ``b`` is (K, N); ``columns`` the axis of the zero point's values (-1: columns)."""
@@ -91,11 +121,22 @@ class ShiftedWeights:
         self.l1 = int(np.abs(shifted).sum(axis=other).max()) if shifted.size else 0
         self.as_float: dict = {}
         self.integers = None  # (``as_integers``)
+        self.columns = None  # (``columns_as_integers``)
 
     def get(self, dtype: np.dtype) -> np.ndarray:
         if dtype not in self.as_float:
             self.as_float[dtype] = read_only(np.ascontiguousarray(self.shifted, dtype=dtype))
         return self.as_float[dtype]
+
+    def columns_as_integers(self) -> np.ndarray:
+        """The shifted (K, N) weights' columns as rows (N, K), int8 or int16 as
+        ``as_integers``: what ``int_dots`` reads for a product of few rows."""
+        if self.columns is None:
+            s = self.shifted
+            small = s.size == 0 or (s.min() >= -128 and s.max() <= 127)
+            self.columns = read_only(np.ascontiguousarray(
+                s.T, dtype=np.int8 if small else np.int16))
+        return self.columns
 
     def as_integers(self) -> np.ndarray:
         """The shifted weights as int8 where every value fits (symmetric weights, zero
@@ -141,8 +182,11 @@ class PreparedProduct:
                 or not _zero_ok(a_zero, a.dtype, (1,)) or not _zero_ok(b_zero, b.dtype, (1, n))):
             return None
         w = self.weights(b, b_zero)
-        dtype = exact_dtype(w.l1, value_bound(a.dtype, a_zero))
+        bound = value_bound(a.dtype, a_zero)
+        dtype = exact_dtype(w.l1, bound)
         rows = a.reshape(-1, a.shape[-1])
+        if rows.shape[0] <= FEW_ROWS and w.l1 * bound < EXACT_IN_INT32:
+            return self._dots(rows, a_zero, w).reshape(a.shape[:-1] + (n,))
         shifted = rows.astype(dtype)
         if a_zero is not None:
             shifted -= dtype.type(int(np.asarray(a_zero).reshape(())))
@@ -152,6 +196,16 @@ class PreparedProduct:
         else:
             matmul(shifted, w.get(dtype), acc)
         return acc.reshape(a.shape[:-1] + (n,))
+
+    def _dots(self, rows, a_zero, w):
+        """(M, N) int32 for a few rows of A: one integer dot product per output value,
+        B's columns (``ShiftedWeights.columns_as_integers``) read as int8 / int16."""
+        za = 0 if a_zero is None else int(np.asarray(a_zero).reshape(()))
+        cols = np.subtract(rows, np.int16(za), dtype=np.int16)
+        wi = w.columns_as_integers()
+        acc = empty((1, wi.shape[0], rows.shape[0]), np.int32)
+        int_dots(wi, read_only(cols.reshape(1, 1, *cols.shape)), acc)
+        return np.ascontiguousarray(acc[0].T)
 
     def __call__(self, *inputs):
         if self.quantized:
