@@ -34,6 +34,7 @@ import threading
 import numpy as np
 from numba import config, get_num_threads, types
 from numba.core.registry import CPUDispatcher as Dispatcher
+from numba.np.ufunc import parallel as _numba_parallel
 
 from onnxkit.kernels.cpu._blas_libraries import AVAILABLE
 from onnxkit.kernels.cpu._launch import (ASLEEP, HAND_OVER_SYMBOL, HAND_OVER_TYPES, IDLE,
@@ -58,8 +59,15 @@ def set_min_parallel(values: int) -> None:
 
 
 def threads() -> int:
-    """The threads a kernel called from this Python thread splits its work into."""
-    return get_num_threads() if AVAILABLE else 1
+    """The threads a kernel called from this Python thread splits its work into: Numba's
+    count, read without ``get_num_threads``' two locks once its threading layer is up."""
+    if not AVAILABLE:
+        return 1
+    if getattr(_numba_parallel, "_is_initialized", False):
+        count = _numba_parallel._get_num_threads()
+        if count > 0:
+            return count
+    return get_num_threads()
 
 
 # polls (then yields of the processor) a worker makes for a next part before it sleeps;
