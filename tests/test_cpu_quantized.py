@@ -302,3 +302,26 @@ def test_conv_integer(x_dtype, w_dtype, conv):
         assert_equal_all(*run_three("ConvInteger", scalar, attrs, out_types=[np.int32], opset=10))
     assert_equal_all(*run_three("ConvInteger", inputs[:2], attrs, fed=(0, 1),
                                 out_types=[np.int32], opset=10, onnxruntime=False))
+
+
+@pytest.mark.parametrize("dtype", [U8, I8])
+@pytest.mark.parametrize("channels_last", [0, 1])
+def test_qlinear_global_average_pool(dtype, channels_last):
+    """The cpu kernel (not the reference's) gives onnxruntime's and the reference's bits."""
+    from onnxkit.runtime.profile import Profiler
+
+    rng = np.random.default_rng(11 + channels_last)
+    for shape in ((2, 16, 7, 7), (1, 5, 3, 4, 2), (1, 512, 2, 2)):
+        x = random_q(rng, dtype, shape)
+        inputs = [x, np.float32(rng.uniform(0.004, 0.1)), zero_points(rng, dtype, 1)[0],
+                  np.float32(rng.uniform(0.004, 0.1)), zero_points(rng, dtype, 1)[0]]
+        attrs = {"channels_last": channels_last}
+        assert_equal_all(*run_three("QLinearGlobalAveragePool", inputs, attrs,
+                                    domain="com.microsoft", opset=17))
+        model = model_of("QLinearGlobalAveragePool", inputs, attrs, domain="com.microsoft",
+                         opset=17)
+        sess = onnxkit.Session(model, "cpu")
+        prof = Profiler(sess)
+        sess.run(None, {"in0": x}, trace=prof)
+        assert [r["kernel"] for r in prof.rows(by="node")] == [
+            "cpu:com.microsoft::QLinearGlobalAveragePool-1"]

@@ -31,6 +31,7 @@ so the two executors always give the same answers.
 |                 | com.microsoft::QLinearAdd / QLinearMul                           |
 | quantized_conv, | QLinearConv, ConvInteger; MatMulInteger, QLinearMatMul,          |
 | quantized_matmul| com.microsoft::QGemm (exact integer sums: BLAS or int16 dots)    |
+| quantized_pool  | com.microsoft::QLinearGlobalAveragePool                          |
 | half            | no kernel of its own: float16 nodes of the ops in ``half.OPS``   |
 |                 | run their float32 kernel between casts (a plan-time hook)        |
 
@@ -164,6 +165,7 @@ KERNEL_MODULES = (
     "quantized",
     "quantized_conv",
     "quantized_matmul",
+    "quantized_pool",
     "recurrent",
     "reduce_mean",
     "reshape_slice",
