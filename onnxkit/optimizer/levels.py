@@ -25,7 +25,7 @@ from onnxkit.optimizer.passes import (activation_fusion, attention_fusion, batch
                                       noop_elimination,
                                       quantize_dequantize_fusion,
                                       rms_norm_fusion, shape_folding, skip_layer_norm_fusion,
-                                      inline_functions, matmul_scale_fold, slice_split,
+                                      inline_functions, matmul_scale_fold, slice_split, split_heads,
                                       transpose_matmul_fold)
 
 BASIC = (
@@ -46,6 +46,7 @@ BASIC = (
 EXTENDED = BASIC[:-1] + (
     chains.PASS,
     slice_split.PASS,
+    split_heads.PASS,
     gelu_fusion.PASS,
     layer_norm_fusion.PASS,
     rms_norm_fusion.PASS,
