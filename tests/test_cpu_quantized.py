@@ -325,3 +325,44 @@ def test_qlinear_global_average_pool(dtype, channels_last):
         sess.run(None, {"in0": x}, trace=prof)
         assert [r["kernel"] for r in prof.rows(by="node")] == [
             "cpu:com.microsoft::QLinearGlobalAveragePool-1"]
+
+
+def test_qlinear_conv_is_exact_where_u8s8_pairs_saturate():
+    """x = 255 against weights of 127 on every tap: onnxruntime's AVX2 u8s8 path adds
+    pairs of products in int16 (255 * 127 * 2 = 64770 > 32767) and saturates; the spec's
+    exact integer sum is what onnx.reference and the cpu kernel give (a resnet18 stem:
+    3 channels, 7x7 kernel, stride 2)."""
+    from onnx.reference import ReferenceEvaluator
+
+    rng = np.random.default_rng(21)
+    x = rng.integers(200, 256, (1, 3, 16, 16)).astype(U8)
+    w = np.where(rng.random((8, 3, 7, 7)) < 0.9, 127, -128).astype(I8)
+    inputs = [x, np.float32(0.02), np.uint8(3), w, np.float32(0.001), np.int8(0),
+              np.float32(0.5), np.uint8(100)]
+    attrs = {"strides": [2, 2], "pads": [3, 3, 3, 3]}
+    model = model_of("QLinearConv", inputs, attrs)
+    (cpu,) = onnxkit.Session(model, "cpu").run(None, {"in0": x})
+    (oracle,) = ReferenceEvaluator(model).run(None, {"in0": x})
+    np.testing.assert_array_equal(cpu, oracle)
+    # one output by hand: the centre pixel's exact sum, requantized in float64
+    acc = int(((x[0, :, 3:10, 3:10].astype(np.int64) - 3) * w[0].astype(np.int64)).sum())
+    by_hand = min(255, max(0, round(acc * (0.02 * 0.001 / 0.5) + 100)))
+    m = np.float64(np.float32(0.02)) * np.float64(np.float32(0.001)) / np.float64(np.float32(0.5))
+    assert cpu[0, 0, 3, 3] == min(255, max(0, int(np.rint(acc * m)) + 100)) == by_hand
+
+
+def test_qgemm_is_exact_where_u8s8_pairs_saturate():
+    """A classifier head (one row, K = 512) of full-range uint8 against int8 weights:
+    the exact sums (int64), scaled as com.microsoft QGemm specifies, bit for bit."""
+    rng = np.random.default_rng(22)
+    a = rng.integers(0, 256, (1, 512)).astype(U8)
+    b = rng.integers(-128, 128, (1000, 512)).astype(I8)
+    c = rng.integers(-5000, 5000, 1000).astype(np.int32)
+    inputs = [a, np.float32(0.018), np.uint8(0), b, np.float32(0.00035), np.int8(0), c,
+              np.float32(0.021), np.uint8(118)]
+    cpu, _, _ = run_three("QGemm", inputs, {"transB": 1}, domain="com.microsoft", opset=17,
+                          onnxruntime=False)
+    acc = a.astype(np.int64) @ b.astype(np.int64).T + c
+    scale = np.float32(1.0) * np.float32(0.018) * np.float32(0.00035) / np.float32(0.021)
+    want = np.clip(np.rint(acc.astype(np.float32) * scale) + np.float32(118), 0, 255)
+    np.testing.assert_array_equal(cpu[0], want.astype(U8))
