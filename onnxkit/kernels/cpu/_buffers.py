@@ -148,6 +148,17 @@ def empty(shape, dtype=np.float32, capacity: int = 0) -> np.ndarray:
     return np.ndarray(shape, dtype, pool.take(nbytes, capacity))
 
 
+def empty_known(shape: tuple, dtype: np.dtype, nbytes: int) -> np.ndarray:
+    """``empty`` for a caller that knows the shape (a tuple), the dtype (an ``np.dtype``)
+    and their byte size already, as a plan-time layer does: no conversions per call."""
+    if nbytes < SMALL:
+        return np.empty(shape, dtype)
+    pool = _CURRENT.get()
+    if pool is None:
+        return np.empty(shape, dtype)
+    return np.ndarray(shape, dtype, pool.take(nbytes))
+
+
 def grown(x: np.ndarray, shape) -> np.ndarray | None:
     """An array of ``shape`` (``x``'s dtype) whose first ``x.size`` values are ``x``'s,
     in ``x``'s own buffer (``BufferPool.grow``), or None when that is not possible."""

@@ -25,8 +25,8 @@ class Layer:
     """One layer shape's facts (see the module doc); ``route`` and the fields after it
     are set by ``conv`` when it decides how the layer runs."""
 
-    __slots__ = ("g", "out_shape", "code", "after", "activation", "params", "group",
-                 "no_bias", "route", "candidates", "default", "pick_key", "p0", "p1",
+    __slots__ = ("g", "out_shape", "out_bytes", "code", "after", "activation", "params",
+                 "group", "no_bias", "route", "candidates", "default", "pick_key", "p0", "p1",
                  "zero", "dots_args", "dots_geo", "patch_shape", "patch_bytes", "last",
                  "depthwise_args", "algorithm", "constant", "one_d", "weights")
 
@@ -35,6 +35,7 @@ class Layer:
                                     auto_pad)
         m, kh, kw = W.shape[0], W.shape[2], W.shape[3]
         self.out_shape = (X.shape[0], m, g.out[0], g.out[1])
+        self.out_bytes = X.shape[0] * m * g.out[0] * g.out[1] * X.dtype.itemsize
         self.code, self.after = split_activation(activation, params)
         if self.after is not None:  # Sigmoid, Tanh, Swish: a pass of their own after
             activation, params = "", None

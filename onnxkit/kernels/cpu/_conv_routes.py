@@ -11,7 +11,7 @@ import numpy as np
 from onnxkit.kernels.cpu._banded import band_rows, banded_conv, eligible as banded_eligible
 from onnxkit.kernels.cpu._banded import scratch_shape
 from onnxkit.kernels.cpu._blas import matmul, with_library
-from onnxkit.kernels.cpu._buffers import empty, read_only
+from onnxkit.kernels.cpu._buffers import empty, empty_known, read_only
 from onnxkit.kernels.cpu._depthwise import depthwise_conv, depthwise_conv_nhwc
 from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.kernels.cpu._epilogue import epilogue_rows, residual_rows
@@ -43,7 +43,7 @@ def _weights(L, W, name: str, build):
 
 def depthwise(X, W, B, bias, Z4, L):
     """A depthwise layer (a route, see ``conv._route``): planar kernel, or channels-last for small output planes with many channels."""
-    Y = empty(L.out_shape, X.dtype)
+    Y = empty_known(L.out_shape, X.dtype, L.out_bytes)
     act = L.code[0]
     if L.last:
         w_last = _weights(L, W, "depthwise", _channels_last_weights)
@@ -91,8 +91,8 @@ def by_dots(X, W, B, bias, Z4, L):
     value and the epilogue in one call (``_pixel_dots``)."""
     if L.patch_bytes > current_limits().max_tensor_bytes:
         check_allocation(L.patch_shape, X.dtype, "Conv patches")  # raises
-    patches = empty(L.patch_shape, X.dtype)
-    Y = empty(L.out_shape, X.dtype)
+    patches = empty_known(L.patch_shape, X.dtype, L.patch_bytes)
+    Y = empty_known(L.out_shape, X.dtype, L.out_bytes)
     m, pixels = L.out_shape[1], L.patch_shape[0]
     w = _weights(L, W, "dots", _rows)
     if one_call(m, w.shape[1], pixels):  # small: every image in one compiled call

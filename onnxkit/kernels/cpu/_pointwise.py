@@ -23,7 +23,7 @@ import numpy as np
 
 from onnxkit.kernels.cpu._banded import pointwise_bands, pointwise_width
 from onnxkit.kernels.cpu._blas import matmul, with_library
-from onnxkit.kernels.cpu._buffers import empty, read_only
+from onnxkit.kernels.cpu._buffers import empty, empty_known, read_only
 from onnxkit.kernels.cpu._epilogue import finish_rows, residual_rows
 from onnxkit.kernels.cpu._math import NONE
 
@@ -37,7 +37,7 @@ def run_product(X, W, B, bias, Z4, L):
     """The route: per image, one product and the epilogue on its rows."""
     n, c = X.shape[:2]
     m, pixels = W.shape[0], X.shape[2] * X.shape[3]
-    Y = empty(L.out_shape, X.dtype)
+    Y = empty_known(L.out_shape, X.dtype, L.out_bytes)
     w = W.reshape(m, c)
     act = L.code[0]
     epilogue = B is not None or Z4 is not None or act != NONE

@@ -91,6 +91,8 @@ class PreparedConv:
         self.attrs = {**(_FUSED_DEFAULTS if fused else _CONV_DEFAULTS), **attrs}
         self.W, self.B = W, B  # the initializers, when they are (None: given each call)
         self.layers: dict = {}  # (shapes, dtypes, W constant, tuning) -> Layer, _ND or None
+        # the same, for calls with the plan's own W and B and no Z: (X shape, dtype, tuning)
+        self.quick: dict = {}
 
     @property
     def op_type(self) -> str:
@@ -116,7 +118,14 @@ class PreparedConv:
             self.layers.clear()  # first call decides, and the reference names the error)
 
     def __call__(self, X, W, B=None, Z=None, **_attributes):
-        L = self._layer(X, W, B, Z, tuning())
+        tuned = tuning()
+        if W is self.W and B is self.B and Z is None:
+            L = self.quick.get((X.shape, X.dtype, tuned), _MISSING)
+            if L is _MISSING:
+                L = self._layer(X, W, B, Z, tuned)
+                self.quick[(X.shape, X.dtype, tuned)] = L
+        else:
+            L = self._layer(X, W, B, Z, tuned)
         if L is None:
             return self._reference(X, W, B, Z)
         if L is _ND:
@@ -137,6 +146,7 @@ class PreparedConv:
                None if Z is None else (Z.shape, Z.dtype), W is self.W, tuned)
         L = self.layers.get(key, _MISSING)
         if L is _MISSING:
+            self.quick.clear()  # holds only what ``layers`` holds
             L = self._decide(X, W, B, Z, W is self.W, tuned)
             if len(self.layers) >= MAX_LAYERS:
                 self.layers.clear()
