@@ -35,6 +35,10 @@ _row = for_cpu(im2col_row)
 _window_taps = for_cpu(window_taps)
 
 PIXELS = 16  # output pixels per image, at most: the static rule (tuning off)
+# multiply-adds counted as one value of ``_threads.min_parallel``: the four-patch loop
+# does eight per pair of loads, so a split pays off only past ~4x the values of the
+# element-wise kernels (splitting 150-220k multiply-adds took 1.5-1.8x longer, busy box)
+MACS_PER_VALUE = 4
 
 
 def rule(pixels: int) -> bool:
@@ -146,8 +150,13 @@ def pixel_dots_conv(x, w, bias, z, has_z, code, p0, p1, y, p, zero, kh, kw, sh, 
     """
     patches(x, p, kh, kw, sh, sw, dh, dw, top, left, ow_n)
     rows = w.shape[0]
-    run_parts(_pairs, (rows + 1) // 2, rows * w.shape[1] * y.shape[1], w, p, bias, z, has_z,
-              code, p0, p1, y, zero, rows // group)
+    run_parts(_pairs, (rows + 1) // 2, _work(rows, w.shape[1], y.shape[1]), w, p, bias, z,
+              has_z, code, p0, p1, y, zero, rows // group)
+
+
+def _work(rows: int, k: int, pixels: int) -> int:
+    """An image's products as values of ``min_parallel`` (``MACS_PER_VALUE``)."""
+    return rows * k * pixels // MACS_PER_VALUE
 
 
 @njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
@@ -172,4 +181,4 @@ def dots_images(x, w, bias, z, has_z, code, p0, p1, y, p, zero, geo):
 def one_call(rows: int, k: int, pixels: int) -> bool:
     """Whether an image's products (``rows`` x ``k`` by ``pixels``) run in one part: then
     every image is one call of ``dots_images``."""
-    return parts_of((rows + 1) // 2, rows * k * pixels)[0] == 1
+    return parts_of((rows + 1) // 2, _work(rows, k, pixels))[0] == 1
