@@ -44,9 +44,9 @@ BASIC = (
 )
 
 EXTENDED = BASIC[:-1] + (
+    split_heads.PASS,  # before chains, which makes the heads' Transposes Reshapes
     chains.PASS,
     slice_split.PASS,
-    split_heads.PASS,
     gelu_fusion.PASS,
     layer_norm_fusion.PASS,
     rms_norm_fusion.PASS,

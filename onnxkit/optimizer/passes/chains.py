@@ -13,7 +13,12 @@
              y = Reshape (t, {2, 4, 16, 9})
     after:   y = Transpose <perm = [0, 1, 3, 2]> (k)       # Reshape (..., y's shape) after
                                                            # it if y's batch axes differ
-The composed permutation is perm[i] = first[second[i]]. A shape chain needs the static
+    before:  y = Transpose <perm = [0, 2, 1, 3]> (a)        # a: float[2, 4, 1, 16]
+    after:   y = Reshape (a, {2, 1, 4, 16})                # only axes of length 1 move
+
+The composed permutation is perm[i] = first[second[i]]. A Transpose that keeps the order
+of the axes longer than 1 (a decoder step's heads around its one query row) leaves the
+values in memory order: a Reshape, which then joins the Reshapes next to it. A shape chain needs the static
 shape of its result. The Reshapes around a swap of the last two axes (the dynamo exporter's
 ``k.transpose(-1, -2)`` on merged batch axes) only regroup the batch axes, which the swap
 leaves in order; all three shapes must be static. https://onnx.ai/onnx/operators/onnx__Transpose.html
@@ -101,7 +106,30 @@ def _regrouped_swap_rewrite(op, x, first, t, second):
     return op.Reshape(swapped, op.constant(np.array(s2, dtype=np.int64), "shape"))
 
 
-RULES = (RewriteRule("Reshape+Transpose+Reshape", _regrouped_swap, _regrouped_swap_rewrite,
+def _unit_moves(op, x):
+    return op.Transpose(x, _name="t")
+
+
+def _unit_moves_check(g, x, t):
+    shape, perm = g.static_shape(x), _perm(g, t, x)
+    if shape is None or 0 in shape or perm is None or g.opsets.get("", 0) < 5:
+        return "the input's shape is not static (or empty), or Reshape before opset 5"
+    if perm == list(range(len(perm))):
+        return "the identity"
+    kept = [p for p in perm if shape[p] != 1]
+    if kept != sorted(kept):
+        return f"perm {perm} reorders axes longer than 1 of {list(shape)}"
+    return None
+
+
+def _unit_moves_rewrite(op, x, t):
+    shape, perm = op.graph.static_shape(x), _perm(op.graph, t, x)
+    return op.Reshape(x, op.constant(np.array([shape[p] for p in perm], np.int64), "shape"))
+
+
+RULES = (RewriteRule("Transpose of unit axes", _unit_moves, _unit_moves_rewrite,
+                     _unit_moves_check),
+         RewriteRule("Reshape+Transpose+Reshape", _regrouped_swap, _regrouped_swap_rewrite,
                      _regrouped_swap_check),
          RewriteRule("Transpose+Transpose", _transposes, _transposes_rewrite, _transposes_check),) + tuple(
     _shape_chain(a, b) for a in SHAPE_OPS for b in SHAPE_OPS)
