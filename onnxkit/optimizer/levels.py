@@ -44,7 +44,6 @@ BASIC = (
 )
 
 EXTENDED = BASIC[:-1] + (
-    split_heads.PASS,  # before chains, which makes the heads' Transposes Reshapes
     chains.PASS,
     slice_split.PASS,
     gelu_fusion.PASS,
@@ -53,6 +52,7 @@ EXTENDED = BASIC[:-1] + (
     skip_layer_norm_fusion.PASS,
     matmul_scale_fold.PASS,  # first: q * s, k * s become one scale the attention takes
     attention_fusion.PASS,
+    split_heads.PASS,  # after: the attention may take the heads' Reshapes itself
     matmul_add_fusion.PASS,
     dynamic_quant_fusion.PASS,
     conv_add_fusion.PASS,

@@ -87,3 +87,24 @@ def test_heads_of_different_sizes_are_left_alone():
     out, report = optimize(m, 1, passes=(split_heads.PASS,))
     assert report.count("split_heads") == 0
     assert [n.op_type for n in out.graph.node] == ["Split"] + ["Reshape", "Transpose"] * 2
+
+
+def test_reshapes_in_a_row_without_transpose():
+    """A decoder step after ``chains``: each piece reshaped twice, read by anything."""
+    m = model(H + """
+    g (float[2,1,64] x) => (float[2,4,1,8] t0, float[2,2,1,8] t1, float[2,2,1,8] t2) {
+        s0, s1, s2 = Split <axis = -1> (x, sizes)
+        r0 = Reshape (s0, a0)
+        t0 = Reshape (r0, b0)
+        r1 = Reshape (s1, a1)
+        t1 = Reshape (r1, b1)
+        r2 = Reshape (s2, a1)
+        t2 = Reshape (r2, b1)
+    }""", sizes=np.array([32, 16, 16]), a0=np.array([2, 1, 4, 8]), b0=np.array([2, 4, 1, 8]),
+        a1=np.array([2, 1, 2, 8]), b1=np.array([2, 2, 1, 8]))
+    out, report = optimize(m, 1, passes=(split_heads.PASS,))
+    assert [n.op_type for n in out.graph.node] == ["Reshape", "Split"]
+    feeds = {"x": rand(2, 1, 64)}
+    for g, e in zip(onnxkit.Session(out, executor="cpu").run(None, feeds), ort_outputs(m, feeds)):
+        assert g.shape == e.shape
+        np.testing.assert_array_equal(g, e)

@@ -14,7 +14,11 @@ cut into (h_0 + ... + h_n-1, d) (grouped-query k and v have fewer heads than q; 
 size d must be one): the same values, in 3 nodes instead of 1 + 2n (and the Reshape before x,
 a GPT-2 Gemm's, then joins this one: ``chains``). This is the attention block of GPT-2
 and Llama exports (c_attn's, or the merged q/k/v MatMul's, output). Every piece must be
-read only by its Reshape, and that only by its Transpose; the shapes must be static.
+read only by its Reshape (or Reshapes in a row), and that by one Transpose (the same for
+all) or by anything; the shapes must be static. Without Transposes the pieces' heads
+shapes may stack on any axis whose leading axes hold x's leading values ([2, 4, 1, 16]
+pieces: x as [2, 12, 1, 16], Split on axis 1). The pass runs after ``attention_fusion``,
+which takes an encoder's heads Reshapes and Transposes into a 3-D Attention itself.
 https://onnx.ai/onnx/operators/onnx__Split.html
 """
 
@@ -54,32 +58,51 @@ def _chain(g: Graph, split: NodeProto):
     axis = 0 if axis is None else int(axis)
     if axis % rank != rank - 1:
         return "the Split is not along the last axis"
-    reshapes, transposes, counts, size, perm = [], [], [], None, None
+    lead = int(np.prod(shape[:-1]))
+    reshapes, transposes, outs, perm = [], [], [], None
     for piece in split.output:
-        reshape = _only_reader(g, piece, "Reshape")
-        if reshape is None:
+        chain = [_only_reader(g, piece, "Reshape")]
+        if chain[0] is None:
             return "a piece is not read by one Reshape alone"
-        transpose = _only_reader(g, reshape.output[0], "Transpose")
-        if transpose is None:
-            return "a Reshape is not read by one Transpose alone"
-        piece_shape = g.static_shape(piece)
-        out = g.static_shape(reshape.output[0])
-        p = attr(transpose, "perm")
-        if piece_shape is None or out is None or p is None:
-            return "a piece's shape or a Transpose's perm is not known"
-        if len(out) != rank + 1 or tuple(out[:-2]) != tuple(shape[:-1]) \
-                or out[-2] * out[-1] != piece_shape[-1]:
-            return f"a Reshape {list(piece_shape)} -> {list(out)} does not cut the last axis"
-        if perm is None:
-            size, perm = out[-1], [int(i) for i in p]
-        elif out[-1] != size or [int(i) for i in p] != perm:
-            return "the pieces' heads differ in size, or are transposed differently"
-        counts.append(out[-2])
-        reshapes.append(reshape)
+        while (more := _only_reader(g, chain[-1].output[0], "Reshape")) is not None:
+            chain.append(more)  # Reshapes in a row: the last one's shape counts
+        transpose = _only_reader(g, chain[-1].output[0], "Transpose")
+        out = g.static_shape(chain[-1].output[0])
+        p = None if transpose is None else attr(transpose, "perm")
+        if out is None or (transpose is not None and p is None):
+            return "a piece's heads shape or a Transpose's perm is not known"
+        p = None if p is None else [int(i) for i in p]
+        if reshapes and (p != perm or (transposes[0] is None) != (transpose is None)):
+            return "the pieces are transposed differently"
+        perm = p
+        outs.append(tuple(out))
+        reshapes.append(chain)
         transposes.append(transpose)
-    if sorted(perm) != list(range(rank + 1)):
+    axis = _heads_axis(outs, lead)
+    if axis is None:
+        return f"the Reshapes {[list(o) for o in outs]} do not cut the pieces the same way"
+    if perm is not None and sorted(perm) != list(range(len(outs[0]))):
         return f"perm {perm} is not a permutation of the heads' axes"
-    return reshapes, transposes, list(shape[:-1]) + [sum(counts), size], counts, perm
+    target = list(outs[0])
+    target[axis] = sum(o[axis] for o in outs)
+    return reshapes, transposes, target, [o[axis] for o in outs], perm, axis
+
+
+def _heads_axis(outs: list, lead: int) -> int | None:
+    """The axis along which the pieces' Reshapes are stacked: the axes before it hold the
+    leading values (their product is ``lead``), the axes after it agree, and only it may
+    differ between the pieces. Then x as a whole, reshaped with that axis summed, holds
+    piece p's rows along it, one piece after another."""
+    rank = len(outs[0])
+    if any(len(o) != rank for o in outs):
+        return None
+    differ = [a for a in range(rank) if len({o[a] for o in outs}) > 1]
+    if len(differ) > 1:
+        return None
+    valid = [a for a in (differ or range(rank))
+             if int(np.prod(outs[0][:a])) == lead and all(o[:a] == outs[0][:a] for o in outs)]
+    longer = [a for a in valid if outs[0][a] > 1]  # equal pieces: stacked on a real axis
+    return (longer or valid or [None])[0]
 
 
 class SplitHeads(Pass):
@@ -99,18 +122,22 @@ class SplitHeads(Pass):
                 continue  # most Splits are no candidates: no rejection for each
             if not ctx.may_rewrite():
                 break
-            reshapes, transposes, target, counts, perm = found
+            reshapes, transposes, target, counts, perm, axis = found
             x = split.input[0]
+            ends = transposes if perm is not None else [c[-1] for c in reshapes]
             name = g.node_name(f"{split.name}:heads")
             shape = g.add_initializer(f"{name}:shape", np.array(target, np.int64))
             sizes = g.add_initializer(f"{name}:sizes", np.array(counts, np.int64))
             merged, moved = g.value_name(f"{name}:reshaped"), g.value_name(f"{name}:transposed")
-            new = [make_node("Reshape", [x, shape], [merged], f"{name}:Reshape", ""),
-                   make_node("Transpose", [merged], [moved], f"{name}:Transpose", "", perm=perm),
-                   make_node("Split", [moved, sizes], [t.output[0] for t in transposes],
-                             f"{name}:Split", "", axis=perm.index(len(target) - 2))]
-            old = [split] + reshapes + transposes
-            edits.append(Edit(old, new, {}, max(transposes, key=g.position)))
+            new = [make_node("Reshape", [x, shape], [merged], f"{name}:Reshape", "")]
+            if perm is not None:
+                new.append(make_node("Transpose", [merged], [moved], f"{name}:Transpose", "",
+                                     perm=perm))
+            new.append(make_node("Split", [moved if perm is not None else merged, sizes],
+                                 [e.output[0] for e in ends], f"{name}:Split", "",
+                                 axis=axis if perm is None else perm.index(axis)))
+            old = [split] + [r for c in reshapes for r in c] + [t for t in transposes if t]
+            edits.append(Edit(old, new, {}, max(old, key=g.position)))
             ctx.record(self.name, "Split heads", sorted(old, key=g.position), new,
                        f"pieces of {x!r} cut into {counts} heads of {target[-1]}, perm {perm}")
         g.apply(edits)
