@@ -311,7 +311,7 @@ def matmul(a, b, out):
     dtype = out.dtype
     if (AVAILABLE and (dtype is _F32 or dtype is _F64) and a.dtype is dtype
             and b.dtype is dtype and out.ndim < 4 and not tuning()):
-        # (arrays it has no variant for cost a TypeError: ~200 us, hence the ndim test)
+        # (an array it has no variant for costs a slow TypeError, hence the ndim test)
         try:
             if _one_call(a, b, out, DEFAULT, min_parallel()):
                 return out

@@ -37,7 +37,7 @@ _window_taps = for_cpu(window_taps)
 PIXELS = 16  # output pixels per image, at most: the static rule (tuning off)
 # multiply-adds counted as one value of ``_threads.min_parallel``: the four-patch loop
 # does eight per pair of loads, so a split pays off only past ~4x the values of the
-# element-wise kernels (splitting 150-220k multiply-adds took 1.5-1.8x longer, busy box)
+# element-wise kernels (measurements: docs/cpu.md, "Few-pixel convolutions")
 MACS_PER_VALUE = 4
 
 
