@@ -63,8 +63,9 @@ def threads() -> int:
     count, read without ``get_num_threads``' two locks once its threading layer is up."""
     if not AVAILABLE:
         return 1
-    if getattr(_numba_parallel, "_is_initialized", False):
-        count = _numba_parallel._get_num_threads()
+    read = getattr(_numba_parallel, "_get_num_threads", None)  # private: may go
+    if read is not None and getattr(_numba_parallel, "_is_initialized", False):
+        count = read()
         if count > 0:
             return count
     return get_num_threads()
