@@ -1,9 +1,7 @@
 """Where the cases come from.
 
 - node cases: ``onnx.backend.test.case.node.collect_testcases()`` builds every node test
-  of the installed onnx from its case definitions (inputs and expected outputs in memory).
-  That takes seconds of numpy (3-D pooling's expected outputs), so the built cases are kept
-  in a file per onnx and numpy version (``node_cases_file``) that later processes read;
+  of the installed onnx from its case definitions (inputs and expected outputs in memory);
 - model cases: the folders shipped in ``onnx/backend/test/data`` (simple,
   pytorch-converted, pytorch-operator) and the light model-zoo nets, whose inputs onnx
   generates deterministically and whose expected outputs ship beside them.
@@ -13,9 +11,6 @@ from __future__ import annotations
 
 import glob
 import os
-import pickle
-import sys
-import tempfile
 import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -71,50 +66,8 @@ def _as_value(item):
     return item
 
 
-def node_cases_file() -> str:
-    """Where the built node cases of this onnx, numpy and Python are kept: under
-    ``$ONNXKIT_CACHE_DIR`` (default ``~/.cache/onnxkit``)."""
-    root = os.environ.get("ONNXKIT_CACHE_DIR") or os.path.join(
-        os.path.expanduser("~"), ".cache", "onnxkit")
-    name = (f"node-cases-onnx{onnx.__version__}-numpy{np.__version__}"
-            f"-py{sys.version_info[0]}.{sys.version_info[1]}.pickle")
-    return os.path.join(root, "conformance", name)
-
-
 @lru_cache(maxsize=1)
 def node_cases() -> tuple[Case, ...]:
-    """Every node case of the installed onnx, sorted by name (from the file of an earlier
-    process when there is one; a file that cannot be read is built again)."""
-    path = node_cases_file()
-    try:
-        with open(path, "rb") as fh:
-            cases = pickle.load(fh)
-        if isinstance(cases, tuple) and all(isinstance(c, Case) for c in cases):
-            return cases
-    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError,
-            TypeError, ValueError):
-        pass
-    cases = _build_node_cases()
-    _keep(cases, path)
-    return cases
-
-
-def _keep(cases: tuple[Case, ...], path: str) -> None:
-    """Write the cases whole, then rename: a process reading at the same time sees all of
-    them or none. Where nothing can be written (a read-only home), each process builds."""
-    tmp = None
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=os.path.dirname(path), delete=False) as fh:
-            tmp = fh.name
-            pickle.dump(cases, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
-    except OSError:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def _build_node_cases() -> tuple[Case, ...]:
     from onnx.backend.test.case.node import collect_testcases
 
     with warnings.catch_warnings(), np.errstate(all="ignore"):
