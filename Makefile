@@ -9,6 +9,7 @@ STAMP  := $(VENV)/.installed-onnxkit
 JOBS   ?= 2
 export ONNX_HOME := $(CURDIR)/.cache/onnx
 export NUMBA_CACHE_DIR := $(CURDIR)/.cache/numba
+export ONNXKIT_CACHE_DIR := $(CURDIR)/.cache/onnxkit
 export MPLBACKEND := Agg
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 

@@ -1,7 +1,8 @@
 """Where the cases come from.
 
 - node cases: ``onnx.backend.test.case.node.collect_testcases()`` builds every node test
-  of the installed onnx from its case definitions (inputs and expected outputs in memory);
+  of the installed onnx from its case definitions (inputs and expected outputs in memory),
+  once per onnx version: later processes read them from a file (``case_file``);
 - model cases: the folders shipped in ``onnx/backend/test/data`` (simple,
   pytorch-converted, pytorch-operator) and the light model-zoo nets, whose inputs onnx
   generates deterministically and whose expected outputs ship beside them.
@@ -68,6 +69,20 @@ def _as_value(item):
 
 @lru_cache(maxsize=1)
 def node_cases() -> tuple[Case, ...]:
+    """Every node case of the installed onnx, sorted by name: from the file an earlier
+    process wrote (``case_file``), else built and written."""
+    from onnxkit.conformance import case_file
+
+    where = case_file.path()
+    cases = case_file.read(where, lambda name, rtol, atol, model, data:
+                           Case(name, "node", rtol, atol, None, model, data))
+    if cases is None:
+        cases = _build_node_cases()
+        case_file.write(cases, where)
+    return cases
+
+
+def _build_node_cases() -> tuple[Case, ...]:
     from onnx.backend.test.case.node import collect_testcases
 
     with warnings.catch_warnings(), np.errstate(all="ignore"):
