@@ -125,10 +125,4 @@ def small_step(Q, K, V, mask, is_causal, scale):
                 or shape[2] not in (1, q_len):
             return None
         mask = read_only(np.ascontiguousarray(mask))
-    q4, q_bshd = _as_read(Q, False)
-    k4, k_bshd = _as_read(K, False)
-    v4, v_bshd = _as_read(V, False)
-    Y = np.empty((batch, heads, q_len, v_size), np.float32)
-    _attend(q4, q_bshd, k4, k_bshd, v4, v_bshd, _NO_MASK if mask is None else mask,
-            mask is not None, bool(is_causal), float(scale), Y, False)
-    return Y
+    return small_attention(Q, K, V, mask, is_causal, scale, False)

@@ -140,23 +140,19 @@ def empty(shape, dtype=np.float32, capacity: int = 0) -> np.ndarray:
         dtype = np.dtype(dtype)
     if type(shape) is not tuple:
         shape = tuple(shape)
-    nbytes = math.prod(shape) * dtype.itemsize
-    pool = _CURRENT.get()
-    if pool is None or nbytes < SMALL:  # (a negative size too: np.empty says what is wrong)
-        return np.empty(shape, dtype=dtype)
-    # an array over the pooled bytes (its base): cheaper than .view().reshape()
-    return np.ndarray(shape, dtype, pool.take(nbytes, capacity))
+    return empty_known(shape, dtype, math.prod(shape) * dtype.itemsize, capacity)
 
 
-def empty_known(shape: tuple, dtype: np.dtype, nbytes: int) -> np.ndarray:
+def empty_known(shape: tuple, dtype: np.dtype, nbytes: int, capacity: int = 0) -> np.ndarray:
     """``empty`` for a caller that knows the shape (a tuple), the dtype (an ``np.dtype``)
     and their byte size already, as a plan-time layer does: no conversions per call."""
-    if nbytes < SMALL:
+    if nbytes < SMALL:  # (a negative size too: np.empty says what is wrong)
         return np.empty(shape, dtype)
     pool = _CURRENT.get()
     if pool is None:
         return np.empty(shape, dtype)
-    return np.ndarray(shape, dtype, pool.take(nbytes))
+    # an array over the pooled bytes (its base): cheaper than .view().reshape()
+    return np.ndarray(shape, dtype, pool.take(nbytes, capacity))
 
 
 def grown(x: np.ndarray, shape) -> np.ndarray | None:

@@ -36,7 +36,7 @@ _window_taps = for_cpu(window_taps)
 
 PIXELS = 16  # output pixels per image, at most: the static rule (tuning off)
 # multiply-adds counted as one value of ``_threads.min_parallel``: the four-patch loop
-# does eight per pair of loads, so a split pays off only past ~4x the values of the
+# does eight per pair of loads, so a split pays off only past four times the values of the
 # element-wise kernels (measurements: docs/cpu.md, "Few-pixel convolutions")
 MACS_PER_VALUE = 4
 
