@@ -111,7 +111,9 @@ def _classifier(a: dict) -> Layout | None:
     base = np.zeros(0, F32) if base is None else base.astype(F32)
     if n_classes == 2:
         kind = BINARY
-        flags = [int(np.unique(ids).size == 1), int(bool(np.all(weights >= 0)))]
+        # [one class id votes, and its weights are all >= 0: probabilities, 1 - s]
+        one_id = np.unique(ids).size == 1
+        flags = [int(one_id), int(one_id and bool(np.all(weights >= 0)))]
         if base.size > 2:  # the reference reads base[0] (size 1), both (size 2), else none
             base = np.zeros(0, F32)
     else:
