@@ -19,6 +19,7 @@ from onnxkit.kernels.cpu import CPU, load_cpu_kernels
 from onnxkit.kernels.cpu._buffers import BufferPool, empty, release, using_pool
 from onnxkit.runtime.profile import Profiler
 from tests.op_cases import CASES, C, Init, f32
+from tests.op_cases_kinds import KINDS
 
 load_cpu_kernels()
 
@@ -206,7 +207,7 @@ CPU_CASES = [
     C("sum_four", "Sum", f32(2, 3), f32(2, 3), f32(3), f32(2, 3)),
 ]
 
-ALL = CASES + CPU_CASES
+ALL = CASES + KINDS + CPU_CASES
 
 
 def _run(case, executor):
@@ -263,6 +264,12 @@ FAST = (
     "attention_onnxkit_causal_4d", "resize_linear_half_pixel", "resize_cubic_antialias",
     "reduce_mean_spatial", "global_avgpool", "relu", "clip", "gelu", "erf", "add_broadcast",
     "sum3", "concat", "gather_axis1_fed",
+    # the kernels of other model kinds (tests/op_cases_kinds.py)
+    "quantize_linear_u8", "quantize_linear_per_axis_s8", "dequantize_linear_u8",
+    "dynamic_quantize_linear", "qlinear_conv", "conv_integer", "matmul_integer",
+    "qlinear_matmul", "lstm", "lstm_bidirectional", "gru_linear_before_reset",
+    "tree_ensemble_regressor", "tree_ensemble_classifier", "matmul_f16", "conv_f16",
+    "layer_norm_f16", "softmax_f16",
 )
 
 # cases the compiled kernels do not take (float64, an axis or an output they leave out):

@@ -10,6 +10,7 @@ import pytest
 
 import onnxkit
 from tests.op_cases import CASES
+from tests.op_cases_kinds import KINDS
 
 
 @pytest.fixture(autouse=True)
@@ -19,7 +20,7 @@ def _quiet():
         yield
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+@pytest.mark.parametrize("case", CASES + KINDS, ids=[c.name for c in CASES + KINDS])
 def test_matches_reference(case):
     model = case.model()
     expected = onnxkit.Session(model).run(None, case.feeds())
