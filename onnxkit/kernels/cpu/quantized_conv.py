@@ -1,22 +1,20 @@
-"""QLinearConv and ConvInteger on the ``cpu`` executor: exact sums by BLAS or int16 dots.
+"""QLinearConv and ConvInteger on the ``cpu`` executor: exact integer sums.
 
-    xs = x - x_zero_point                     (one pass; padding reads 0, the zero point)
-    blas:  cols = im2col(xs) (1x1 stride 1: xs itself), float32 or float64
+    ints:  acc[n, m, p] = sum_k (w - w_zero_point)[m, k] * patches(x - x_zero_point)[p, k]
+           in int32 (``quantized_dots``: the weights packed once per node, int8 where they
+           fit; the requantization done on the sums before they are stored)
+    blas:  where a sum may not fit int32: cols = im2col(x - x_zero_point) in float64,
            acc[n, g] = (w - w_zero_point)[g] (Mg, Cg*KH*KW) @ cols (Cg*KH*KW, OH*OW)
-    dots:  at most FEW_PIXELS output pixels (the weights outweigh the work): patches
-           (P, Cg*KH*KW) as int16, the weights int8 where they fit (else int16), one
-           integer dot product per output value (``int_dots``)
     QLinearConv:  y = saturate(round((acc + B[m]) * (x_scale * w_scale[m] / y_scale))
                                + y_zero_point)
     ConvInteger:  y = int32(acc)
 
 Exactness: with B = the largest output channel's L1 norm of the shifted weights and
 V = the largest |x - zx| x's type allows, every partial sum is an integer of magnitude at
-most B * V. BLAS runs in float32 only where B * V <= 2**24 (``quantized_matmul.
-exact_dtype``), else float64; the dots where B * V < 2**31 (else BLAS). The
-requantization is the reference's float64 arithmetic, so the answers are the same bits.
-The weights' shift and layout are made once per node when they are initializers
-(``prepare``), else per call.
+most B * V. The integer products run where B * V < 2**31; else BLAS, in float32 where
+B * V <= 2**24 (``quantized_matmul.exact_dtype``), else float64. The requantization is
+the reference's float64 arithmetic, so the answers are the same bits. The weights' shift
+and layout are made once per node when they are initializers (``prepare``), else per call.
 2-D convolutions only; the rest (1-D, 3-D, other dtypes, per-channel x zero points)
 runs the reference kernel. https://onnx.ai/onnx/operators/onnx__QLinearConv.html
 """
@@ -24,25 +22,22 @@ runs the reference kernel. https://onnx.ai/onnx/operators/onnx__QLinearConv.html
 from __future__ import annotations
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._blas import matmul
 from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._im2col import im2col, phase_shape, phases
 from onnxkit.kernels.cpu._route import fall_back
+from onnxkit.kernels.cpu.quantized_dots import PackedWeights
+from onnxkit.kernels.cpu.quantized_dots import conv as dots_conv
 from onnxkit.kernels.cpu.quantized_matmul import (EIGHT_BIT, EXACT_IN_INT32, ShiftedWeights,
-                                                  exact_dtype, int_dots, requantize,
-                                                  value_bound)
+                                                  exact_dtype, requantize, value_bound)
 from onnxkit.ops.quant import conv_integer as ref_conv_integer
 from onnxkit.ops.quant import qlinear_conv as ref_qconv
 from onnxkit.ops.quant._int_conv import padding
 from onnxkit.ops.quant._quant import INT_RANGES
 from onnxkit.ops.registry import op
 
-# output pixels per image; at most this many: int16 dot products (BLAS reads float weights,
-# more bytes; where its products win: docs/cpu.md, quantized_conv)
-FEW_PIXELS = 8
 _DEFAULTS = dict(auto_pad="NOTSET", dilations=None, group=1, kernel_shape=None, pads=None,
                  strides=None)
 
@@ -56,8 +51,12 @@ class PreparedQLinearConv:
         self.constant = None
         self.terms = None  # the requantization's, for the initializer scales (``_terms``)
         self.fixed = fixed  # the node's initializers
+        self.packed = None  # (w, w_zero, PackedWeights) for the integer products
         if w is not None and self._weights_ok(w, w_zero):
-            self.constant = (w, w_zero, ShiftedWeights(w.reshape(w.shape[0], -1), w_zero, 0))
+            self.constant = [w, w_zero, None]  # its ShiftedWeights made on first use
+            group = int(self.attrs["group"])
+            if group >= 1 and w.shape[0] % group == 0:
+                self.packed = (w, w_zero, PackedWeights(w, w_zero, group))
 
     @staticmethod
     def _weights_ok(w, w_zero) -> bool:
@@ -66,8 +65,15 @@ class PreparedQLinearConv:
                                         and np.size(w_zero) in (1, w.shape[0])
                                         and np.ndim(w_zero) <= 1)))
 
+    def packed_weights(self, w, w_zero, group: int) -> PackedWeights:
+        if self.packed is not None and w is self.packed[0] and w_zero is self.packed[1]:
+            return self.packed[2]
+        return PackedWeights(w, w_zero, group)
+
     def weights(self, w, w_zero) -> ShiftedWeights:
         if self.constant is not None and w is self.constant[0] and w_zero is self.constant[1]:
+            if self.constant[2] is None:
+                self.constant[2] = ShiftedWeights(w.reshape(w.shape[0], -1), w_zero, 0)
             return self.constant[2]
         return ShiftedWeights(w.reshape(w.shape[0], -1), w_zero, 0)
 
@@ -84,15 +90,34 @@ class PreparedQLinearConv:
         terms = self._terms(x.dtype, x_scale, w_scale, y_scale, y_zero, B, w.shape[0])
         if terms is None:
             return None
+        bias, mult, zero, low, high, out_dtype = terms[1:]
+        y = self.integer_conv(x, x_zero, w, w_zero, out_dtype, (bias, mult, zero, low, high))
+        if y is not None:
+            return y
         acc = self.accumulate(x, x_zero, w, w_zero)
         if acc is None:
             return None
-        bias, mult, zero, low, high, out_dtype = terms[1:]
         m = w.shape[0]
         y = empty(acc.shape, out_dtype)
         requantize(acc.reshape(x.shape[0], m, -1), bias, mult, zero, low, high,
                    y.reshape(x.shape[0], m, -1))
         return y
+
+    def integer_conv(self, x, x_zero, w, w_zero, out_dtype, requantization=None):
+        """y (N, M, OH, OW) by ``quantized_dots.conv`` (int32 sums; requantized into
+        ``out_dtype`` when ``requantization`` is given), or None where a sum may not fit
+        int32 or the reference serves."""
+        geometry = self._geometry(x, x_zero, w, w_zero)
+        if geometry is None:
+            return None
+        kernel, strides, dilations, begin, end, out = geometry
+        weights = self.packed_weights(w, w_zero, int(self.attrs["group"]))
+        zx = 0 if x_zero is None else int(np.asarray(x_zero).reshape(()))
+        if weights.l1 * value_bound(x.dtype, zx) >= EXACT_IN_INT32:
+            return None
+        y = empty((x.shape[0], w.shape[0], out[0], out[1]), out_dtype)
+        return dots_conv(x, zx, weights, strides, dilations, begin, end, out, y,
+                         requantization)
 
     def _terms(self, x_dtype, x_scale, w_scale, y_scale, y_zero, B, m):
         """((arrays, x dtype, m), bias, mult, zero, low, high, output dtype) of the
@@ -123,9 +148,9 @@ class PreparedQLinearConv:
             self.terms = terms  # initializers only: a fed array may change in place
         return terms
 
-    def accumulate(self, x, x_zero, w, w_zero):
-        """The exact conv(x - x_zero, w - w_zero) (N, M, OH, OW) as float32, float64 or
-        int32, or None for what the reference serves."""
+    def _geometry(self, x, x_zero, w, w_zero):
+        """(kernel, strides, dilations, begin, end, out) of a 2-D conv the fast paths
+        serve, or None."""
         a = self.attrs
         group = int(a["group"])
         if (x.ndim != 4 or x.dtype not in EIGHT_BIT or not self._weights_ok(w, w_zero)
@@ -149,13 +174,20 @@ class PreparedQLinearConv:
                for size, b, e, k, d, s in zip(x.shape[2:], begin, end, kernel, dilations, strides)]
         if min(out) < 1 or min(begin + end) < 0:
             return None
+        return kernel, strides, dilations, begin, end, out
+
+    def accumulate(self, x, x_zero, w, w_zero):
+        """The exact conv(x - x_zero, w - w_zero) (N, M, OH, OW) as float32, float64 or
+        int32, or None for what the reference serves."""
+        geometry = self._geometry(x, x_zero, w, w_zero)
+        if geometry is None:
+            return None
+        kernel, strides, dilations, begin, end, out = geometry
+        group = int(self.attrs["group"])
         weights = self.weights(w, w_zero)
         zx = 0 if x_zero is None else int(np.asarray(x_zero).reshape(()))
         bound = value_bound(x.dtype, zx)
         dtype = exact_dtype(weights.l1, bound)
-        if out[0] * out[1] <= FEW_PIXELS and weights.l1 * bound < EXACT_IN_INT32:
-            return _dots(x, zx, weights.as_integers(), group, kernel, strides,
-                         dilations, begin, end, out)
         return self._products(x, zx, weights.get(dtype), dtype, group, kernel, strides,
                               dilations, begin, out)
 
@@ -186,23 +218,6 @@ class PreparedQLinearConv:
         return acc
 
 
-def _dots(x, zx, wi, group, kernel, strides, dilations, begin, end, out):
-    """acc (N, M, OH, OW) int32 for a layer of few output pixels: the shifted input's
-    patches (N, group, P, Cg*KH*KW) as int16 by numpy, then ``int_dots``."""
-    n, c = x.shape[:2]
-    (kh, kw), (sh, sw), (dh, dw), (oh, ow) = kernel, strides, dilations, out
-    xs = np.subtract(x, np.int16(zx), dtype=np.int16)
-    xs = np.pad(xs, [(0, 0), (0, 0), (begin[0], end[0]), (begin[1], end[1])])
-    windows = sliding_window_view(xs, ((kh - 1) * dh + 1, (kw - 1) * dw + 1), axis=(2, 3))
-    windows = windows[:, :, ::sh, ::sw, ::dh, ::dw][:, :, :oh, :ow]
-    # (N, C, OH, OW, KH, KW) -> (N, group, OH, OW, C/group, KH, KW) -> (N, group, P, K)
-    windows = windows.reshape(n, group, c // group, oh, ow, kh, kw).transpose(0, 1, 3, 4, 2, 5, 6)
-    cols = np.ascontiguousarray(windows).reshape(n, group, oh * ow, -1)
-    acc = empty((n, wi.shape[0], oh, ow), np.int32)
-    int_dots(wi, read_only(cols), acc.reshape(n, wi.shape[0], oh * ow))
-    return acc
-
-
 def prepare_qlinear_conv(node, attrs, constants, shapes) -> PreparedQLinearConv:
     return PreparedQLinearConv(attrs, constants.get(3), constants.get(5),
                                tuple(constants.values()))
@@ -229,7 +244,9 @@ class PreparedConvInteger(PreparedQLinearConv):
     """One ConvInteger node: QLinearConv's exact sums, returned as int32."""
 
     def __call__(self, x, w, x_zero_point=None, w_zero_point=None, **_attributes):
-        acc = self.accumulate(x, x_zero_point, w, w_zero_point)
+        acc = self.integer_conv(x, x_zero_point, w, w_zero_point, np.int32)
+        if acc is None:
+            acc = self.accumulate(x, x_zero_point, w, w_zero_point)
         if acc is None:
             return fall_back(ref_conv_integer.conv_integer, x, w, x_zero_point, w_zero_point,
                              **self.attrs)
