@@ -51,6 +51,7 @@ class PreparedQLinearConv:
         self.constant = None
         self.terms = None  # the requantization's, for the initializer scales (``_terms``)
         self.fixed = fixed  # the node's initializers
+        self.shapes_memo = None  # (shapes and types, ``_geometry``'s answer)
         self.packed = None  # (w, w_zero, PackedWeights) for the integer products
         if w is not None and self._weights_ok(w, w_zero):
             self.constant = [w, w_zero, None]  # its ShiftedWeights made on first use
@@ -150,7 +151,16 @@ class PreparedQLinearConv:
 
     def _geometry(self, x, x_zero, w, w_zero):
         """(kernel, strides, dilations, begin, end, out) of a 2-D conv the fast paths
-        serve, or None."""
+        serve, or None; worked out once per shapes and types (``_shapes``)."""
+        key = (x.shape, x.dtype, w.shape, w.dtype, _kind(x_zero), _kind(w_zero))
+        memo = self.shapes_memo
+        if memo is not None and memo[0] == key:
+            return memo[1]
+        geometry = self._shapes(x, x_zero, w, w_zero)
+        self.shapes_memo = (key, geometry)
+        return geometry
+
+    def _shapes(self, x, x_zero, w, w_zero):
         a = self.attrs
         group = int(a["group"])
         if (x.ndim != 4 or x.dtype not in EIGHT_BIT or not self._weights_ok(w, w_zero)
@@ -216,6 +226,14 @@ class PreparedQLinearConv:
                 src = cols.reshape(group, k, oh * ow)
             matmul(weights, src, acc[i].reshape(group, m // group, oh * ow))
         return acc
+
+
+def _kind(zero_point):
+    """What ``_geometry`` reads of a zero point: its type, size and rank."""
+    if zero_point is None:
+        return None
+    z = np.asarray(zero_point)
+    return z.dtype, z.size, z.ndim
 
 
 def prepare_qlinear_conv(node, attrs, constants, shapes) -> PreparedQLinearConv:

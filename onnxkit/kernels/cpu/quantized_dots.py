@@ -76,26 +76,25 @@ def _to_nhwc(x, zx, top, left, xs, lo, hi):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _gather(xs, groups, kh, kw, sh, sw, dh, dw, ow, cols, lo, hi):
-    """cols[n, g, oy*OW + ox, (i*KW + j)*Cg + c] from the padded xs: rows
-    r = (n * G + g) * OH + oy in [lo, hi); the padding of k (to Kp) is zeros."""
-    cg = xs.shape[3] // groups
+def _gather(xs, channels, groups, kh, kw, sh, sw, dh, dw, ow, cols, lo, hi):
+    """cols[n, g, oy*OW + ox, (i*KW + j)*Cg + c] from the padded xs (N, Hp, Wp * C):
+    rows r = (n * G + g) * OH + oy in [lo, hi); the padding of k (to Kp) is zeros. One
+    group without dilation along the width copies a tap row's KW * C values at once."""
+    cg = channels // groups
     oh = cols.shape[2] // ow
     k, kp = kh * kw * cg, cols.shape[3]
+    run = kw * cg if groups == 1 and dw == 1 else cg  # values copied at once
+    step = run // cg
     for r in range(lo, hi):
         n, g, oy = r // (groups * oh), (r // oh) % groups, r % oh
-        base = g * cg
         for ox in range(ow):
             dst = cols[n, g, oy * ow + ox]
             for i in range(kh):
-                src_row = xs[n, oy * sh + i * dh]
-                for j in range(kw):
-                    src = src_row[ox * sw + j * dw]
-                    at = (i * kw + j) * cg
-                    for c in range(cg):
-                        dst[at + c] = src[base + c]
-            for t in range(k, kp):
-                dst[t] = 0
+                src = xs[n, oy * sh + i * dh]
+                for j in range(0, kw, step):
+                    at, start = (i * kw + j) * cg, (ox * sw + j * dw) * channels + g * cg
+                    dst[at:at + run] = src[start:start + run]
+            dst[k:kp] = 0
 
 
 _I16 = ir.VectorType(ir.IntType(16), 16)
@@ -217,8 +216,8 @@ def conv(x, zx: int, weights: PackedWeights, strides, dilations, begin, end, out
         cols = xs.reshape(n, 1, oh * ow, c)  # pointwise: the shifted input is the patches
     else:
         cols = empty((n, group, oh * ow, kp), np.int16)
-        run_parts(_gather, n * group * oh, cols.size, xs, group, kh, kw, sh, sw, dh, dw, ow,
-                  cols)
+        run_parts(_gather, n * group * oh, cols.size, xs.reshape(n, hp, wp * c), c, group,
+                  kh, kw, sh, sw, dh, dw, ow, cols)
     bias, mult, zero, low, high = (requantization if requantization is not None
                                    else (_NONE, _NONE, 0.0, 0.0, 0.0))
     blocks = group * -(-(m // group) // ROWS)
