@@ -7,6 +7,11 @@ exports Linear) is read in place, BLAS's "T" operand: a contiguous copy of the w
 would cost their size again in memory and was no faster (``docs/cpu.md``). ``alpha`` scales the product, then C (a row vector, a full matrix or
 anything broadcastable) and the activation are applied in one pass. Versions 1 and 6
 (``broadcast``) and non-float types run the reference kernel.
+
+A node whose B and C are initializers is prepared with the plan (``prepare``): beta * C
+as a bias vector, the activation's code and the most rows a product may have to run as
+one call are worked out once, and a product of that few rows (a decoder step) is one
+compiled call, product and epilogue (``_small_product``).
 https://onnx.ai/onnx/operators/onnx__Gemm.html
 """
 
@@ -21,6 +26,7 @@ from onnxkit.kernels.cpu._buffers import empty
 from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.kernels.cpu._epilogue import epilogue_cols
 from onnxkit.kernels.cpu._route import fall_back
+from onnxkit.kernels.cpu._small_product import activation_args, prepared_product
 from onnxkit.ops.fused.fused_gemm import fused_gemm as reference_fused_gemm
 from onnxkit.ops.linalg.gemm import gemm as reference_gemm
 from onnxkit.ops.registry import op
@@ -76,3 +82,31 @@ def fused_gemm(A, B, C=None, *, alpha=1.0, beta=1.0, transA=0, transB=0, activat
                          transB=transB, activation=activation,
                          activation_params=activation_params)
     return Y
+
+
+def _prepare_gemm(node, attrs: dict, constants: dict, shapes: dict):
+    """Gemm's and FusedGemm's plan-time hook: the small-product call (``_small_product``)
+    when B is a 2-D initializer and C is absent or an initializer of n values."""
+    B, C = constants.get(1), constants.get(2)
+    has_c = len(node.input) > 2 and bool(node.input[2])
+    if B is None or B.ndim != 2 or B.dtype not in COMPILED or (has_c and C is None):
+        return None
+    dtype = B.dtype
+    b = B.T if attrs.get("transB", 0) else B
+    k, n = b.shape
+    beta = attrs.get("beta", 1.0)
+    bias = None
+    if C is not None and beta != 0.0:
+        if C.dtype != dtype or C.size != n or C.ndim > 2 or C.ndim == 2 and C.shape[0] != 1:
+            return None
+        bias = np.ascontiguousarray(C.reshape(n) * dtype.type(beta), dtype)
+    act = activation_args(attrs.get("activation", ""), attrs.get("activation_params"), dtype)
+    if act is None:
+        return None
+    general = fused_gemm if node.domain == "onnxkit" else gemm
+    return prepared_product(general, (B, C), b, bias, dtype.type(attrs.get("alpha", 1.0)),
+                            act, bool(attrs.get("transA", 0)), 2, node.op_type)
+
+
+gemm.prepare = _prepare_gemm
+fused_gemm.prepare = _prepare_gemm

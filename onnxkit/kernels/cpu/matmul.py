@@ -9,6 +9,9 @@
     Bias of shape (N,) and the activation:   one pass after the product (``_epilogue``)
 
 1-D operands, non-float types and other bias shapes run the reference kernel.
+A node whose B (and Bias) are initializers is prepared with the plan (``prepare``): a
+product of few rows (a decoder step) is then one compiled call, product, bias and
+activation (``_small_product``).
 https://onnx.ai/onnx/operators/onnx__MatMul.html
 """
 
@@ -22,6 +25,7 @@ from onnxkit.kernels.cpu._buffers import empty
 from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.kernels.cpu._epilogue import epilogue_cols
 from onnxkit.kernels.cpu._route import fall_back
+from onnxkit.kernels.cpu._small_product import activation_args, prepared_product
 from onnxkit.ops.fused.fused_matmul import fused_matmul as reference_fused_matmul, transposed
 from onnxkit.ops.linalg.matmul import matmul as reference_matmul
 from onnxkit.ops.registry import op
@@ -79,3 +83,32 @@ def fused_matmul(A, B, Bias=None, *, activation="", activation_params=None, tran
         return fall_back(reference_fused_matmul, A, B, Bias, activation=activation,
                          activation_params=activation_params)
     return Y
+
+
+def _prepare_matmul(node, attrs: dict, constants: dict, shapes: dict):
+    """MatMul's and FusedMatMul's plan-time hook: the small-product call
+    (``_small_product``) when B is a 2-D initializer and Bias absent or an initializer
+    of n values."""
+    B, Bias = constants.get(1), constants.get(2)
+    has_bias = len(node.input) > 2 and bool(node.input[2])
+    if B is None or B.ndim != 2 or B.dtype not in COMPILED or (has_bias and Bias is None) \
+            or attrs.get("transA", 0):
+        return None
+    dtype = B.dtype
+    b = B.T if attrs.get("transB", 0) else B
+    n = b.shape[1]
+    bias = None
+    if Bias is not None:
+        if Bias.dtype != dtype or Bias.size != n or Bias.ndim != 1:
+            return None
+        bias = np.ascontiguousarray(Bias)
+    act = activation_args(attrs.get("activation", ""), attrs.get("activation_params"), dtype)
+    if act is None:
+        return None
+    general = fused_matmul if node.domain == "onnxkit" else matmul
+    return prepared_product(general, (B, Bias), b, bias, dtype.type(1), act, False, 0,
+                            node.op_type)
+
+
+matmul.prepare = _prepare_matmul
+fused_matmul.prepare = _prepare_matmul
