@@ -28,7 +28,7 @@ class Layer:
     __slots__ = ("g", "out_shape", "out_bytes", "code", "after", "activation", "params",
                  "group", "no_bias", "route", "candidates", "default", "pick_key", "p0", "p1",
                  "zero", "dots_args", "dots_geo", "patch_shape", "patch_bytes", "last",
-                 "depthwise_args", "algorithm", "constant", "one_d", "weights")
+                 "depthwise_args", "algorithm", "constant", "one_d", "weights", "live_w")
 
     def __init__(self, X, W, auto_pad, dilations, group, pads, strides, activation, params):
         self.g = g = layer_geometry(X.shape[2:], W.shape[2:], strides, dilations, pads,
@@ -58,3 +58,30 @@ class Layer:
         self.constant = False  # W is an initializer: what is derived from it is kept
         self.one_d = False  # a 1-D layer, run as a 2-D one of height 1
         self.weights: dict = {}  # algorithm -> W transformed for it (``conv._weights``)
+        self.live_w = None  # W cut to its live taps (``live_taps``): what the route reads
+
+
+def live_taps(in_hw, g):
+    """Per spatial axis, the range [first, last + 1) of the kernel taps that read the
+    input for at least one output position (the others read only padding: on a 4x4
+    input, a 3x3 window dilated by 12 and padded by 12 reads the input by its centre
+    tap alone), and the pads of the window cut to those taps, which gives the same
+    output size; None where every tap is live or a cut pad would be negative.
+
+    A tap that reads only padding adds exact zeros, so the cut layer computes the same
+    sums without those terms (a DeepLabV3 ASPP layer on a small input does 1/9 of its
+    multiply-adds)."""
+    ranges, begin, end = [], [], []
+    for size, k, s, d, b, e, o in zip(in_hw, g.kernel, g.strides, g.dilations, g.begin,
+                                      g.end, g.out):
+        live = [i for i in range(k)
+                if any(0 <= oh * s - b + i * d < size for oh in range(o))]
+        if not live:
+            return None  # every window in the padding: left as it is
+        first, last = live[0], live[-1] + 1
+        ranges.append((first, last))
+        begin.append(b - first * d)
+        end.append(e - (k - last) * d)
+    if all(r == (0, k) for r, k in zip(ranges, g.kernel)) or min(begin + end) < 0:
+        return None
+    return ranges, begin + end

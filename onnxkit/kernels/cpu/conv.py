@@ -25,7 +25,9 @@ attributes bound, the plan's initializers known as constants (only a constant W 
 Winograd: its transform is computed once), and per input shape one ``Layer``
 (``_conv_layer``) with the decision, its geometry, kernel arguments and transformed
 weights; decided at plan time where the model declares the input's shape, else on the
-first call. 1-D convolutions run as 2-D ones of height 1. 3-D and up (``_conv_nd``): per image, the columns by one numpy copy
+first call; taps of a constant W that read only padding for every output (a dilated
+window on a small input) are cut from it then (``_conv_layer.live_taps``). 1-D
+convolutions run as 2-D ones of height 1. 3-D and up (``_conv_nd``): per image, the columns by one numpy copy
 per kernel tap, one BLAS product per group on the Numba threads, then the epilogue.
 Non-float dtypes run the reference kernel.
 https://onnx.ai/onnx/operators/onnx__Conv.html
@@ -39,7 +41,7 @@ import numpy as np
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import read_only
-from onnxkit.kernels.cpu._conv_layer import Layer
+from onnxkit.kernels.cpu._conv_layer import Layer, live_taps
 from onnxkit.kernels.cpu._conv_nd import conv_nd
 from onnxkit.kernels.cpu._conv_routes import (FLOATS, by_dots, depthwise, run_im2col,
                                               run_winograd, run_winograd4)
@@ -178,6 +180,13 @@ class PreparedConv:
                   a.get("activation", ""), a.get("activation_params"))
         if Z is not None and Z.shape != L.out_shape:
             return None  # a residual of another shape: the reference broadcasts or reports
+        live = live_taps(X.shape[2:], L.g) if constant else None
+        if live is not None:  # taps that read only padding: W cut to the others, once
+            (i0, i1), (j0, j1) = live[0]
+            W = read_only(np.ascontiguousarray(W[:, :, i0:i1, j0:j1]))
+            L = Layer(X, W, "NOTSET", L.g.dilations, a["group"], live[1], L.g.strides,
+                      a.get("activation", ""), a.get("activation_params"))
+            L.live_w = W
         L.one_d, L.constant = one_d, constant
         _route(L, X, W, tuned)
         return L
@@ -213,6 +222,8 @@ def _run_layer(X, W, B, Z, L):
     """Layer ``L``'s route on these inputs (2-D)."""
     # what the kernels only read goes to them read-only: one signature per dtype (``read_only``)
     X = read_only(np.ascontiguousarray(X))
+    if L.live_w is not None:
+        W = L.live_w
     Y = L.route(X, W, B, L.no_bias if B is None else read_only(B), Z, L)
     if L.after is not None:
         activate_in_place(Y, L.after)
