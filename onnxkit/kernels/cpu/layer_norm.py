@@ -9,6 +9,8 @@
 
 Scale and B must hold D values (any shape); float32 only (``COMPILED``: float64 with
 stash_type=1 normalizes in float32); other cases run the reference kernel.
+A node whose Scale and B are initializers is prepared with the plan: few rows normalized
+over the last axis are one compiled call (``_small_norm``).
 https://onnx.ai/onnx/operators/onnx__LayerNormalization.html
 """
 
@@ -24,6 +26,7 @@ from onnxkit.kernels.cpu._buffers import SMALL, empty, read_only, zeros_read_onl
 from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.kernels.cpu._math import FASTMATH, mean_inv_std
 from onnxkit.kernels.cpu._route import fall_back
+from onnxkit.kernels.cpu._small_norm import prepare_norm
 from onnxkit.kernels.cpu._threads import min_parallel, run_parts
 from onnxkit.ops.fused import layer_norm as ref_fused
 from onnxkit.ops.nn import layer_norm as ref_layer_norm
@@ -118,3 +121,20 @@ def skip_layer_normalization(X, Skip, Scale, B=None, *, axis=-1, epsilon=1e-5):
                          epsilon=epsilon)
     Y, _, _, S = found
     return Y, S
+
+
+def _prepare_layer_norm(node, attrs: dict, constants: dict, shapes: dict):
+    return prepare_norm(layer_normalization, "layer", node, attrs, constants)
+
+
+def _prepare_onnxkit_layer_norm(node, attrs: dict, constants: dict, shapes: dict):
+    return prepare_norm(onnxkit_layer_normalization, "layer", node, attrs, constants)
+
+
+def _prepare_skip_layer_norm(node, attrs: dict, constants: dict, shapes: dict):
+    return prepare_norm(skip_layer_normalization, "skip", node, attrs, constants)
+
+
+layer_normalization.prepare = _prepare_layer_norm
+onnxkit_layer_normalization.prepare = _prepare_onnxkit_layer_norm
+skip_layer_normalization.prepare = _prepare_skip_layer_norm

@@ -7,7 +7,9 @@
 One compiled pass over the rows (the reference takes five numpy passes and a check).
 ``scale`` must hold the normalized shape's D values (leading axes of size 1 allowed);
 float32 with ``stash_type`` 1 only (``COMPILED``). Other scales, dtypes and stash types
-run the reference kernel, which also names what is wrong with a bad input.
+run the reference kernel, which also names what is wrong with a bad input. A node whose
+scale is an initializer is prepared with the plan: few rows normalized over the last
+axis are one compiled call (``_small_norm``).
 https://onnx.ai/onnx/operators/onnx__RMSNormalization.html
 """
 
@@ -23,6 +25,7 @@ from onnxkit.kernels.cpu._buffers import SMALL, empty, read_only
 from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.kernels.cpu._math import FASTMATH
 from onnxkit.kernels.cpu._route import fall_back
+from onnxkit.kernels.cpu._small_norm import prepare_norm
 from onnxkit.kernels.cpu._threads import min_parallel, run_parts
 from onnxkit.ops.fused import rms_norm as ref_fused
 from onnxkit.ops.nn import rms_norm as ref_rms_norm
@@ -91,3 +94,15 @@ def rms_normalization(X, scale, *, axis=-1, epsilon=1e-5, stash_type=1):
 @op("RMSNormalization", 1, domain="onnxkit", registry=CPU)
 def onnxkit_rms_normalization(X, scale, *, axis=-1, epsilon=1e-5, stash_type=1):
     return _rms_or(ref_fused.rms_normalization, X, scale, axis, epsilon, stash_type)
+
+
+def _prepare_rms_norm(node, attrs: dict, constants: dict, shapes: dict):
+    return prepare_norm(rms_normalization, "rms", node, attrs, constants)
+
+
+def _prepare_onnxkit_rms_norm(node, attrs: dict, constants: dict, shapes: dict):
+    return prepare_norm(onnxkit_rms_normalization, "rms", node, attrs, constants)
+
+
+rms_normalization.prepare = _prepare_rms_norm
+onnxkit_rms_normalization.prepare = _prepare_onnxkit_rms_norm
