@@ -4,7 +4,7 @@
     DynamicQuantizeMatMul:  a, a_scale, a_zero = DynamicQuantizeLinear (A)    (quantized)
     both products:          p = MatMulInteger (a, B, a_zero, b_zero)          (quantized_matmul)
                             Y = Cast (p) * (a_scale * b_scale) [+ bias]       in place
-    QuantizeDequantize:     DequantizeLinear (QuantizeLinear (x, ...), ...)   (quantized)
+    QuantizeDequantize:     DequantizeLinear (QuantizeLinear (x, ...), ...)   one pass
 
 Every step is what the unfused chain runs on this executor, and those kernels give the
 reference's bits, so fused and unfused agree to the bit. The integer product comes as
@@ -14,21 +14,27 @@ scaling is float32 arithmetic in place, each step rounded once as the reference'
 Add are; other types run the reference's tail. B's shifted copy for the integer product
 is made once per node when B is an initializer (``prepare``); then a small product runs
 the whole chain in one compiled call (``_small_quant``), the same operations.
+QuantizeDequantize with per-tensor float32 scales is one compiled pass of both ops' float32
+steps (``_round_trip``); other cases run the two kernels.
 https://onnx.ai/onnx/operators/onnx__MatMulInteger.html ; docs/onnxkit-domain.md
 """
 
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from onnxkit.kernels.cpu import CPU
+from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._route import fall_back, note
 from onnxkit.kernels.cpu._small_quant import Vectors, dynamic_product, integer_product
-from onnxkit.kernels.cpu.quantized import (dequantize_linear_13, dynamic_quantize_linear,
-                                           quantize_linear_13)
+from onnxkit.kernels.cpu._threads import run_parts
+from onnxkit.kernels.cpu.quantized import (INTEGERS, dequantize_linear_13,
+                                           dynamic_quantize_linear, quantize_linear_13)
 from onnxkit.kernels.cpu.quantized_matmul import PreparedProduct
 from onnxkit.ops.fused.quant_matmul import scaled
 from onnxkit.ops.quant import matmul_integer as ref_mmi
+from onnxkit.ops.quant._quant import INT_RANGES
 from onnxkit.ops.registry import op
 
 
@@ -91,8 +97,52 @@ def dynamic_quantize_matmul(A, B, b_scale, b_zero_point=None, bias=None):
 
 @op("QuantizeDequantize", 1, domain="onnxkit", registry=CPU)
 def quantize_dequantize(x, y_scale, y_zero_point, x_scale, x_zero_point=None):
+    y = _one_pass(x, y_scale, y_zero_point, x_scale, x_zero_point)
+    if y is not None:
+        return y
     return dequantize_linear_13(quantize_linear_13(x, y_scale, y_zero_point), x_scale,
                                 x_zero_point)
+
+
+CHUNK = 1 << 12  # values per part of ``_round_trip``
+
+
+def _scalar(value, dtype) -> bool:
+    return value is not None and np.size(value) == 1 and np.asarray(value).dtype == dtype
+
+
+def _one_pass(x, y_scale, y_zero_point, x_scale, x_zero_point):
+    """QuantizeDequantize of float32 x with per-tensor float32 scales and 8 / 16-bit zero
+    points of one type in one compiled pass (``_round_trip``), or None."""
+    q_type = np.dtype(np.uint8) if y_zero_point is None else np.asarray(y_zero_point).dtype
+    if (x.dtype != F32 or x.size == 0 or q_type not in INTEGERS
+            or not _scalar(y_scale, F32) or not _scalar(x_scale, F32)
+            or not (y_zero_point is None or np.size(y_zero_point) == 1)
+            or not (x_zero_point is None or _scalar(x_zero_point, q_type))):
+        return None
+    low, high = INT_RANGES[q_type]
+    flat = read_only(np.ascontiguousarray(x).reshape(-1))
+    y = empty(x.shape, F32)
+    run_parts(_round_trip, -(-flat.size // CHUNK), flat.size, flat,
+              np.float32(np.asarray(y_scale).reshape(())), _as_f32(y_zero_point), np.float32(low), np.float32(high),
+              np.float32(np.asarray(x_scale).reshape(())), _as_f32(x_zero_point), y.reshape(-1))
+    return y
+
+
+def _as_f32(zero_point):
+    return np.float32(0) if zero_point is None else np.float32(np.asarray(zero_point).reshape(()))
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _round_trip(x, scale, zero, low, high, back_scale, back_zero, y, lo, hi):
+    """y = (clip(rint(x / scale) + zero, low, high) - back_zero) * back_scale over the
+    values of parts [lo, hi) of ``CHUNK``: QuantizeLinear's and DequantizeLinear's float32
+    steps (``quantized``), the quantized value an exact integer in float32."""
+    for i in range(lo * CHUNK, min(hi * CHUNK, x.size)):
+        v = np.rint(x[i] / scale) + zero
+        if v != v:
+            v = low - low  # NaN: 0, as QuantizeLinear's
+        y[i] = (min(max(v, low), high) - back_zero) * back_scale
 
 
 def _prepare(dynamic: bool, b_zero_index: int):
