@@ -11,14 +11,19 @@ At a decoder step or a short encoder sequence each of the BLAS path's products,
 softmax passes and its Python around them costs more than the arithmetic; here the
 whole node is one call. The operands come as C-contiguous 4-D arrays in either axis
 order, [b, h, s, d] or [b, s, h, d] (a flag each), so a 3-D input's head split and a
-Transpose view of a [b, s, h, d] tensor are read as they lie: one compiled signature.
-exp is ``_math.exp_parts`` (vectorizes); sums in float32, the dot products in any order.
+Transpose view of a [b, s, h, d] tensor are read as they lie: one compiled signature,
+read-only inputs (``_compile``: a writable array converts to it for free, so no read-only
+view is made per call). exp is ``_math.exp_parts`` (vectorizes); sums in float32, the
+dot products in any order. The rows are indexed as [row, d] of 2-D arrays, d from 0: a
+1-D view per row costs its reference count, and an index that could be negative keeps
+the loop from vectorizing.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.core.compiler_lock import global_compiler_lock
 
 from onnxkit.kernels.cpu._buffers import read_only
 from onnxkit.kernels.cpu._math import FASTMATH, exp_parts
@@ -36,31 +41,41 @@ def _attend(q, q_bshd, k, k_bshd, v, v_bshd, mask, has_mask, is_causal, scale, y
     kv_heads, k_len = (k.shape[2], k.shape[1]) if k_bshd else (k.shape[1], k.shape[2])
     group = heads // kv_heads
     mb, mh, mq = mask.shape[0], mask.shape[1], mask.shape[2]
+    # rows as 2-D arrays, indexed [row, d]: no 1-D view made per row (each costs its
+    # reference count), and the inner index runs from 0, so the loops vectorize
+    q2, k2, v2 = (q.reshape((q.size // size, size)), k.reshape((k.size // size, size)),
+                  v.reshape((v.size // v_size, v_size)))
+    m2 = mask.reshape((mask.size // mask.shape[3], mask.shape[3]))  # (k_len wide if has_mask)
+    y2 = y.reshape((y.size // v_size, v_size))
     scale32 = np.float32(scale)
     s = np.empty(max(k_len, 1), np.float32)  # one row of scores
     for b in range(batch):
         for h in range(heads):
             hk = h // group
             for i in range(q_len):
-                qrow = q[b, i, h] if q_bshd else q[b, h, i]
-                out = y[b, i, h] if y_bshd else y[b, h, i]
+                qr = (b * q_len + i) * heads + h if q_bshd else (b * heads + h) * q_len + i
+                yr = (b * q_len + i) * heads + h if y_bshd else (b * heads + h) * q_len + i
                 visible = min(k_len, i + 1) if is_causal else k_len
-                top = np.float32(-np.inf)
-                seen = np.float32(-np.inf if has_mask else 0)  # the mask's best key
                 for j in range(visible):
-                    krow = k[b, j, hk] if k_bshd else k[b, hk, j]
+                    kr = (b * k_len + j) * kv_heads + hk if k_bshd \
+                        else (b * kv_heads + hk) * k_len + j
                     acc = np.float32(0)
                     for d in range(size):
-                        acc += qrow[d] * krow[d]
-                    val = acc * scale32
-                    if has_mask:
-                        m = mask[b % mb, h % mh, i % mq, j]
-                        val += m
+                        acc += q2[qr, d] * k2[kr, d]
+                    s[j] = acc * scale32
+                seen = np.float32(0)  # the mask's best key
+                if has_mask:
+                    mr = ((b % mb) * mh + h % mh) * mq + i % mq
+                    seen = np.float32(-np.inf)
+                    for j in range(visible):
+                        m = m2[mr, j]
+                        s[j] += m
                         seen = max(seen, m)
-                    s[j] = val
-                    top = max(top, val)
+                top = np.float32(-np.inf)
+                for j in range(visible):
+                    top = max(top, s[j])
                 for d in range(v_size):
-                    out[d] = 0
+                    y2[yr, d] = 0
                 if visible == 0 or seen == -np.inf or top == -np.inf:
                     continue  # no key left: 0
                 total = np.float32(0)
@@ -72,20 +87,38 @@ def _attend(q, q_bshd, k, k_bshd, v, v_bshd, mask, has_mask, is_causal, scale, y
                 inv = np.float32(1) / total
                 for j in range(visible):
                     w = s[j] * inv
-                    vrow = v[b, j, hk] if v_bshd else v[b, hk, j]
+                    vr = (b * k_len + j) * kv_heads + hk if v_bshd \
+                        else (b * kv_heads + hk) * k_len + j
                     for d in range(v_size):
-                        out[d] += w * vrow[d]
+                        y2[yr, d] += w * v2[vr, d]
+
+
+# Compiled only for the signature ``_compile`` gives it: inputs read-only, any flags convert
+_attend._can_compile = False
+
+
+def _compile() -> None:
+    read = types.Array(types.float32, 4, "C", readonly=True)
+    flag = types.boolean
+    sig = (read, flag, read, flag, read, flag, read, flag, flag, types.float64,
+           types.Array(types.float32, 4, "C"), flag)
+    with global_compiler_lock:
+        _attend._can_compile = True
+        try:
+            _attend.compile(sig)
+        finally:
+            _attend._can_compile = False
 
 
 def _as_read(x, bshd):
-    """(a C-contiguous read-only 4-D array, whether its axes are [b, s, h, d]) for the
-    [b, h, s, d] tensor ``x`` (``bshd``: x is already the [b, s, h, d] form)."""
+    """(a C-contiguous 4-D array, whether its axes are [b, s, h, d]) for the [b, h, s, d]
+    tensor ``x`` (``bshd``: x is already the [b, s, h, d] form)."""
     if x.flags.c_contiguous:
-        return read_only(x), bshd
+        return x, bshd
     swapped = x.transpose(0, 2, 1, 3)
     if swapped.flags.c_contiguous:
-        return read_only(swapped), not bshd
-    return read_only(np.ascontiguousarray(x)), bshd
+        return swapped, not bshd
+    return np.ascontiguousarray(x), bshd
 
 
 def small_attention(q, k, v, mask, is_causal, scale, three_d):
@@ -102,8 +135,17 @@ def small_attention(q, k, v, mask, is_causal, scale, three_d):
         y4 = Y.reshape(batch, q_len, heads, size)
     else:
         Y = y4 = np.empty((batch, heads, q_len, size), np.float32)
-    _attend(q4, q_bshd, k4, k_bshd, v4, v_bshd, _NO_MASK if mask is None else mask,
+    args = (q4, q_bshd, k4, k_bshd, v4, v_bshd, _NO_MASK if mask is None else mask,
             mask is not None, bool(is_causal), float(scale), y4, three_d)
+    try:
+        _attend(*args)
+    except TypeError:  # its one variant not compiled (or loaded) yet
+        _compile()
+        try:
+            _attend(*args)
+        except TypeError:  # a misaligned input (its variant takes aligned arrays): a copy
+            _attend(*(np.array(a) if type(a) is np.ndarray and not a.flags.aligned else a
+                      for a in args))
     return Y
 
 
@@ -124,5 +166,33 @@ def small_step(Q, K, V, mask, is_causal, scale):
                 or shape[0] not in (1, batch) or shape[1] not in (1, heads) \
                 or shape[2] not in (1, q_len):
             return None
-        mask = read_only(np.ascontiguousarray(mask))
+        mask = np.ascontiguousarray(mask)
     return small_attention(Q, K, V, mask, is_causal, scale, False)
+
+
+def small_step_3d(Q, K, V, mask, is_causal, scale, q_heads, kv_heads):
+    """``small_step`` for 3-D float32 Q, K, V [b, s, heads * d] (an encoder layer, a
+    step without a KV cache in 4-D): Y [b, s, heads * dv], or None where the general
+    path must decide."""
+    if not q_heads or not kv_heads or q_heads % kv_heads:
+        return None
+    batch, q_len, width = Q.shape
+    k_len, k_width, v_width = K.shape[1], K.shape[2], V.shape[2]
+    if width % q_heads or k_width % kv_heads or v_width % kv_heads \
+            or width // q_heads != k_width // kv_heads or K.shape[0] != batch \
+            or V.shape[:2] != K.shape[:2] or not (Q.size and K.size and V.size):
+        return None
+    size, v_size = width // q_heads, v_width // kv_heads
+    if batch * q_heads * q_len * k_len * (size + v_size) >= MAX_MACS:
+        return None
+    if mask is not None:
+        shape = mask.shape
+        if mask.dtype != _F32 or len(shape) != 4 or shape[3] != k_len \
+                or shape[0] not in (1, batch) or shape[1] not in (1, q_heads) \
+                or shape[2] not in (1, q_len):
+            return None
+        mask = np.ascontiguousarray(mask)
+    q = Q.reshape(batch, q_len, q_heads, size)
+    k = K.reshape(batch, k_len, kv_heads, size)
+    v = V.reshape(batch, k_len, kv_heads, v_size)
+    return small_attention(q, k, v, mask, is_causal, scale, True)

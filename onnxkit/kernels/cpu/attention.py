@@ -15,7 +15,8 @@ The float mask is read in its own shape (each axis 1 or the scores'), rows conti
 a bool mask becomes 0 / -inf.
 float16 is computed in float32 and stored as float16: the inputs (and a float16 mask)
 are widened once, the result rounded once (numpy has no BLAS for float16, and its
-float16 products and exp run element by element).
+float16 products and exp run element by element), by ``_half``'s vectorized casts (numpy's
+float16 casts run element by element too), which give numpy's bits.
 Grouped-query attention (fewer kv heads) past the small path, masks shorter than the
 keys (padded by the reference), softcap and types other than float32 (``COMPILED``) and float16 run the
 reference kernel.
@@ -30,10 +31,12 @@ import numpy as np
 from numba import njit
 
 from onnxkit.kernels.cpu import CPU
-from onnxkit.kernels.cpu._attention_small import MAX_MACS, small_attention, small_step
+from onnxkit.kernels.cpu._attention_small import (MAX_MACS, small_attention, small_step,
+                                                  small_step_3d)
 from onnxkit.kernels.cpu._blas import matmul
 from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._dtypes import COMPILED
+from onnxkit.kernels.cpu._half import narrow, widen
 from onnxkit.kernels.cpu._math import FASTMATH
 from onnxkit.kernels.cpu._route import fall_back
 from onnxkit.kernels.cpu._threads import run_parts
@@ -118,10 +121,10 @@ def _as_float_mask(attn_mask, dtype):
 def attention_fast(Q, K, V, attn_mask, is_causal, kv_num_heads, q_num_heads, scale, softcap):
     if Q.dtype == HALF and K.dtype == HALF and V.dtype == HALF:
         if attn_mask is not None and attn_mask.dtype == HALF:
-            attn_mask = attn_mask.astype(np.float32)
-        Y = attention_fast(Q.astype(np.float32), K.astype(np.float32), V.astype(np.float32),
-                           attn_mask, is_causal, kv_num_heads, q_num_heads, scale, softcap)
-        return None if Y is None else Y.astype(HALF)
+            attn_mask = widen(attn_mask)
+        Y = attention_fast(widen(Q), widen(K), widen(V), attn_mask, is_causal, kv_num_heads,
+                           q_num_heads, scale, softcap)
+        return None if Y is None else narrow(Y)
     if (Q.dtype not in COMPILED or K.dtype != Q.dtype or V.dtype != Q.dtype or softcap
             or not Q.ndim == K.ndim == V.ndim or Q.ndim not in (3, 4) or Q.size == 0
             or K.size == 0 or V.size == 0):
@@ -207,6 +210,13 @@ def attention(Q, K, V, attn_mask=None, *, is_causal=0, kv_num_heads=None, q_num_
             and V.dtype == F32 and not softcap:  # a decoder step: the fewest checks first
         Y = small_step(Q, K, V, attn_mask, is_causal,
                        1 / math.sqrt(Q.shape[3]) if scale is None else scale)
+        if Y is not None:
+            return Y
+    elif Q.ndim == 3 and K.ndim == 3 and V.ndim == 3 and Q.dtype == F32 and K.dtype == F32 \
+            and V.dtype == F32 and not softcap:  # an encoder layer, heads in the last axis
+        Y = small_step_3d(Q, K, V, attn_mask, is_causal,
+                          1 / math.sqrt(Q.shape[2] // q_num_heads) if scale is None and q_num_heads
+                          else scale, q_num_heads, kv_num_heads)
         if Y is not None:
             return Y
     Y = attention_fast(Q, K, V, attn_mask, is_causal, kv_num_heads, q_num_heads, scale, softcap)
