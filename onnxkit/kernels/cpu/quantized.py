@@ -84,29 +84,49 @@ def min_max(x):
     return lo, hi, nan
 
 
-@njit(cache=True, error_model="numpy")
-def qlinear_add_flat(a, sa, za, b, sb, zb, sc, zc, low, high, y):
-    """y = clip(rint((sa * (a - za) + sb * (b - zb)) / sc) + zc); b of one value or a's size."""
-    step = 1 if b.size == a.size else 0
-    for i in range(a.size):
-        va = sa * np.float32(np.int32(a[i]) - za)
-        vb = sb * np.float32(np.int32(b[i * step]) - zb)
-        v = np.rint((va + vb) / sc) + zc
-        if v != v:
-            v = low - low
-        y[i] = min(max(v, low), high)
+BINARY_PART = 1 << 13  # values per part of the QLinearAdd / QLinearMul loops
 
 
-@njit(cache=True, error_model="numpy")
-def qlinear_mul_flat(a, za, b, zb, ratio, zc, low, high, y):
-    """y = clip(rint((a - za) * (b - zb) * ratio + zc)); b of one value or a's size."""
-    step = 1 if b.size == a.size else 0
-    for i in range(a.size):
-        product = (np.int32(a[i]) - za) * (np.int32(b[i * step]) - zb)
-        v = np.rint(np.float32(product) * ratio + zc)
-        if v != v:
-            v = low - low
-        y[i] = min(max(v, low), high)
+@njit(cache=True, nogil=True, error_model="numpy")
+def _qlinear_add(a, sa, za, b, sb, zb, sc, zc, low, high, y, lo, hi):
+    """y = clip(rint((sa * (a - za) + sb * (b - zb)) / sc) + zc) over the parts [lo, hi)
+    of ``BINARY_PART`` values; b of one value or a's size. a - za is an integer of at most
+    9 bits: exact in float32 whichever way it is formed."""
+    start, stop = lo * BINARY_PART, min(hi * BINARY_PART, a.size)
+    a_, y_ = a[start:stop], y[start:stop]
+    if b.size == a.size:
+        b_ = b[start:stop]
+        for i in range(a_.size):
+            v = np.rint((sa * (np.float32(a_[i]) - za) + sb * (np.float32(b_[i]) - zb))
+                        / sc) + zc
+            v = v if v == v else low - low  # NaN: 0
+            y_[i] = min(max(v, low), high)
+    else:
+        vb = sb * (np.float32(b[0]) - zb)
+        for i in range(a_.size):
+            v = np.rint((sa * (np.float32(a_[i]) - za) + vb) / sc) + zc
+            v = v if v == v else low - low
+            y_[i] = min(max(v, low), high)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _qlinear_mul(a, za, b, zb, ratio, zc, low, high, y, lo, hi):
+    """y = clip(rint((a - za) * (b - zb) * ratio + zc)) over parts [lo, hi); b of one value
+    or a's size. The product of two 9-bit integers is exact in float32."""
+    start, stop = lo * BINARY_PART, min(hi * BINARY_PART, a.size)
+    a_, y_ = a[start:stop], y[start:stop]
+    if b.size == a.size:
+        b_ = b[start:stop]
+        for i in range(a_.size):
+            v = np.rint((np.float32(a_[i]) - za) * (np.float32(b_[i]) - zb) * ratio + zc)
+            v = v if v == v else low - low
+            y_[i] = min(max(v, low), high)
+    else:
+        vb = np.float32(b[0]) - zb
+        for i in range(a_.size):
+            v = np.rint((np.float32(a_[i]) - za) * vb * ratio + zc)
+            v = v if v == v else low - low
+            y_[i] = min(max(v, low), high)
 
 
 # ---- drivers ------------------------------------------------------------------------
@@ -287,8 +307,9 @@ def _binary_ready(A, B, scales, zeros):
                     for z in zeros))
 
 
-def _zero(value) -> int:
-    return 0 if value is None else int(np.asarray(value).reshape(()))
+def _zero(value) -> np.float32:
+    """A zero point as float32 (8-bit values are exact in it)."""
+    return F32(0 if value is None else np.asarray(value).reshape(()))
 
 
 @op("QLinearAdd", 1, domain=MS_DOMAIN, registry=CPU)
@@ -299,10 +320,10 @@ def qlinear_add(A, A_scale, A_zero_point, B, B_scale, B_zero_point, C_scale, C_z
                          B_zero_point, C_scale, C_zero_point)
     low, high = INT_RANGES[A.dtype]
     y = empty(A.shape, A.dtype)
-    qlinear_add_flat(read_only(np.ascontiguousarray(A).reshape(-1)), F32(A_scale),
-                     _zero(A_zero_point), read_only(np.ascontiguousarray(B).reshape(-1)),
-                     F32(B_scale), _zero(B_zero_point), F32(C_scale), F32(_zero(C_zero_point)),
-                     F32(low), F32(high), y.reshape(-1))
+    run_parts(_qlinear_add, -(-A.size // BINARY_PART), A.size,
+              read_only(np.ascontiguousarray(A).reshape(-1)), F32(A_scale), _zero(A_zero_point),
+              read_only(np.ascontiguousarray(B).reshape(-1)), F32(B_scale), _zero(B_zero_point),
+              F32(C_scale), _zero(C_zero_point), F32(low), F32(high), y.reshape(-1))
     return y
 
 
@@ -315,7 +336,8 @@ def qlinear_mul(A, A_scale, A_zero_point, B, B_scale, B_zero_point, C_scale, C_z
     low, high = INT_RANGES[A.dtype]
     y = empty(A.shape, A.dtype)
     ratio = F32(A_scale) * F32(B_scale) / F32(C_scale)
-    qlinear_mul_flat(read_only(np.ascontiguousarray(A).reshape(-1)), _zero(A_zero_point),
-                     read_only(np.ascontiguousarray(B).reshape(-1)), _zero(B_zero_point),
-                     ratio, F32(_zero(C_zero_point)), F32(low), F32(high), y.reshape(-1))
+    run_parts(_qlinear_mul, -(-A.size // BINARY_PART), A.size,
+              read_only(np.ascontiguousarray(A).reshape(-1)), _zero(A_zero_point),
+              read_only(np.ascontiguousarray(B).reshape(-1)), _zero(B_zero_point), ratio,
+              _zero(C_zero_point), F32(low), F32(high), y.reshape(-1))
     return y

@@ -1,0 +1,76 @@
+"""The cpu executor's quantized elementwise and conv kernels with their work split among
+the threads (every split taken: ``set_min_parallel(1)``) give the reference kernels' bits:
+QLinearAdd / QLinearMul over several parts of values, QuantizeDequantize, and a
+QLinearConv whose output channels are shared out in blocks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import helper, numpy_helper
+
+import onnxkit
+from onnxkit.kernels.cpu._threads import min_parallel, set_min_parallel
+
+U8, I8 = np.uint8, np.int8
+
+
+@pytest.fixture
+def every_split():
+    before = min_parallel()
+    set_min_parallel(1)
+    yield
+    set_min_parallel(before)
+
+
+def one_node(op, inputs, domain="", opset=17, attrs=None):
+    names = [f"in{k}" for k in range(len(inputs))]
+    x = np.asarray(inputs[0])
+    graph_in = [helper.make_tensor_value_info("in0", helper.np_dtype_to_tensor_dtype(x.dtype),
+                                              x.shape)]
+    inits = [numpy_helper.from_array(np.asarray(v), n) for n, v in zip(names[1:], inputs[1:])]
+    out = helper.make_tensor_value_info("out", 0, None)
+    node = helper.make_node(op, names, ["out"], domain=domain, **(attrs or {}))
+    opsets = [helper.make_opsetid("", opset)] + ([helper.make_opsetid(domain, 1)] if domain else [])
+    graph = helper.make_graph([node], op, graph_in, [out], inits)
+    model = helper.make_model(graph, ir_version=8, opset_imports=opsets)
+    (cpu,) = onnxkit.Session(model, "cpu").run(None, {"in0": x})
+    (ref,) = onnxkit.Session(model, "reference").run(None, {"in0": x})
+    return cpu, ref
+
+
+@pytest.mark.parametrize("op", ["QLinearAdd", "QLinearMul"])
+@pytest.mark.parametrize("dtype", [U8, I8])
+@pytest.mark.parametrize("b_shape", [(3, 9001), (1,)], ids=["same", "one"])
+def test_binary_in_parts(every_split, op, dtype, b_shape):
+    rng = np.random.default_rng(5)
+    info = np.iinfo(dtype)
+    a = rng.integers(info.min, info.max + 1, (3, 9001)).astype(dtype)
+    b = rng.integers(info.min, info.max + 1, b_shape).astype(dtype)
+    z = [dtype(info.min + 120), dtype(info.min + 131), dtype(info.min + 127)]
+    scales = [np.float32(0.03), np.float32(0.05), np.float32(0.04)]
+    cpu, ref = one_node(op, [a, scales[0], z[0], b, scales[1], z[1], scales[2], z[2]],
+                        domain="com.microsoft")
+    assert cpu.dtype == ref.dtype == dtype
+    np.testing.assert_array_equal(cpu, ref)
+    assert len(np.unique(cpu)) > 100  # not saturated everywhere
+
+
+def test_quantize_dequantize_in_parts(every_split):
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((5, 4001)).astype(np.float32)
+    cpu, ref = one_node("QuantizeDequantize", [x, np.float32(0.01), I8(3), np.float32(0.011),
+                                               I8(2)], domain="onnxkit", opset=13)
+    np.testing.assert_array_equal(cpu, ref)
+
+
+def test_qlinear_conv_in_parts(every_split):
+    rng = np.random.default_rng(7)
+    x = rng.integers(0, 256, (2, 16, 9, 9)).astype(U8)
+    w = rng.integers(-128, 128, (22, 16, 3, 3)).astype(I8)
+    inputs = [x, np.float32(0.02), U8(128), w, rng.uniform(0.001, 0.004, 22).astype(np.float32),
+              np.zeros(22, I8), np.float32(0.2), U8(120),
+              rng.integers(-3000, 3000, 22).astype(np.int32)]
+    cpu, ref = one_node("QLinearConv", inputs, opset=13, attrs={"pads": [1, 1, 1, 1]})
+    np.testing.assert_array_equal(cpu, ref)
+    assert len(np.unique(cpu)) > 50
