@@ -1,9 +1,11 @@
-"""Reshape, Slice and Split on the ``cpu`` executor: the reference's views, the index
-inputs worked out once.
+"""Reshape, Slice, Split, Squeeze, Unsqueeze and Flatten on the ``cpu`` executor: the
+reference's views, the index inputs worked out once.
 
     Reshape:  data.reshape(target_shape(data.shape, shape, allowzero))
     Slice:    data[index], index = one Python slice per axis (ONNX's clamping rules)
     Split:    data[index_p] for each output p, index_p = the slice of piece p on ``axis``
+    Squeeze, Unsqueeze (axes an input, from version 13), Flatten:
+              data.reshape(the reference's output shape for data.shape)
 
 All three cost no arithmetic: the time is the reading of the small index tensors, which the
 reference kernels convert to Python ints on every call. Where those are initializers
@@ -21,7 +23,9 @@ from __future__ import annotations
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._route import fall_back
 from onnxkit.ops.registry import op
+from onnxkit.ops.tensor import flatten as ref_flatten
 from onnxkit.ops.tensor import split as ref_split
+from onnxkit.ops.tensor import squeeze as ref_squeeze
 from onnxkit.ops.tensor._util import int_list
 from onnxkit.ops.tensor.reshape import target_shape
 from onnxkit.ops.tensor.slice import slice_index
@@ -200,3 +204,61 @@ reshape_v5.prepare = _prepare_reshape
 slice_.prepare = _prepare_slice
 split_v13.prepare = _prepare_split
 split.prepare = _prepare_split
+
+
+# Squeeze, Unsqueeze and Flatten: a reshape whose target the reference works out for each
+# data shape; prepared, a node keeps the target per data shape (an error, such as a
+# squeezed axis whose size is not 1, is the reference's, raised on every call)
+
+
+@op("Squeeze", 13, 21, 23, 24, 25, registry=CPU)
+def squeeze(data, axes=None):
+    return ref_squeeze.squeeze(data, axes)
+
+
+@op("Unsqueeze", 13, 21, 23, 24, 25, registry=CPU)
+def unsqueeze(data, axes):
+    return ref_squeeze.unsqueeze(data, axes)
+
+
+@op("Flatten", 1, 9, 11, 13, 21, 23, 24, 25, registry=CPU)
+def flatten(data, *, axis=1):
+    return ref_flatten.flatten(data, axis=axis)
+
+
+class _PreparedShape(_Kept):
+    """A Squeeze / Unsqueeze with initializer axes, or a Flatten: the output shape per
+    data shape, from the reference kernel's own answer (``extra``: it, called with the
+    node's index input and attributes)."""
+
+    def __call__(self, data, axes=None, **attributes):
+        if axes is not self.given[0]:
+            return self.extra(data, axes, **attributes)
+        target = self.by_shape.get(data.shape)
+        if target is None:
+            target = self.remember(data.shape, self.extra(data, axes, **attributes).shape)
+        return data.reshape(target)
+
+
+def _flatten_call(data, axes=None, **attributes):
+    return ref_flatten.flatten(data, **attributes)
+
+
+def _prepare_axes(reference):
+    def prepare(node, attrs: dict, constants: dict, shapes: dict):
+        """Squeeze's / Unsqueeze's plan-time hook: kept shapes when ``axes`` is absent or
+        an initializer."""
+        given = constants.get(1)
+        if len(node.input) > 1 and node.input[1] and given is None:
+            return None
+        return _PreparedShape((given,), reference)
+    return prepare
+
+
+def _prepare_flatten(node, attrs: dict, constants: dict, shapes: dict):
+    return _PreparedShape((None,), _flatten_call)
+
+
+squeeze.prepare = _prepare_axes(ref_squeeze.squeeze)
+unsqueeze.prepare = _prepare_axes(ref_squeeze.unsqueeze)
+flatten.prepare = _prepare_flatten
