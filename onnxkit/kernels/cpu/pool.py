@@ -234,6 +234,11 @@ def max_pool(X, *, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape,
     wants_indices = ctx.n_outputs > 1 and bool(ctx.node.output[1])
     found = None if wants_indices else _planes_2d(X, kernel_shape, strides, dilations, pads,
                                                   auto_pad, ceil_mode)
+    if found is None and not wants_indices:  # 8-bit values: quantized_pool's loop
+        from onnxkit.kernels.cpu.quantized_pool import max_pool_8bit
+        found = max_pool_8bit(X, kernel_shape, strides, dilations, pads, auto_pad, ceil_mode)
+        if found is not None:
+            return found
     if found is None:
         return fall_back(reference_max_pool, X, auto_pad=auto_pad, ceil_mode=ceil_mode,
                          dilations=dilations, kernel_shape=kernel_shape, pads=pads,
