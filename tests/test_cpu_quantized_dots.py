@@ -151,3 +151,44 @@ def test_qlinear_conv_largest_sums_requantized():
     by_hand = np.clip(np.rint((exact + 979_200_000) * mult), 0, 255).astype(U8)
     np.testing.assert_array_equal(oracle, by_hand)
     np.testing.assert_array_equal(cpu, by_hand)
+
+
+def matmul_integer(a, b, za, zb):
+    names = ["a", "b", "za", "zb"]
+    node = helper.make_node("MatMulInteger", names, ["y"])
+    inits = [numpy_helper.from_array(np.asarray(v), n) for n, v in zip(names[1:], (b, za, zb))]
+    graph = helper.make_graph([node], "mmi", [helper.make_tensor_value_info(
+        "a", helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)],
+        [helper.make_tensor_value_info("y", 6, None)], inits)
+    model = helper.make_model(graph, ir_version=8, opset_imports=[helper.make_opsetid("", 10)])
+    (cpu,) = onnxkit.Session(model, "cpu").run(None, {"a": a})
+    (oracle,) = ReferenceEvaluator(model).run(None, {"a": a})
+    return cpu, oracle
+
+
+@pytest.mark.parametrize("a_shape,n", [((2, 3, 21), 7), ((1, 40), 1), ((9, 130), 13)])
+def test_matmul_integer_blocks(a_shape, n):
+    """Rows of A and columns of B that leave partial blocks, K not a multiple of 16,
+    per-column zero points (int16 columns): exact int64 sums."""
+    rng = np.random.default_rng(n)
+    a = rng.integers(0, 256, a_shape).astype(U8)
+    b = rng.integers(-128, 128, (a_shape[-1], n)).astype(I8)
+    za, zb = U8(201), rng.integers(-128, 128, n).astype(I8)
+    exact = (a.astype(np.int64) - 201) @ (b.astype(np.int64) - zb.astype(np.int64))
+    cpu, oracle = matmul_integer(a, b, za, zb)
+    np.testing.assert_array_equal(oracle, exact)
+    np.testing.assert_array_equal(cpu, exact)
+
+
+def test_matmul_integer_next_to_the_int32_bound():
+    """33,000 products of 255 * 255 in one sum: 2,145,825,000, just below 2**31."""
+    a = np.zeros((3, 33000), U8)
+    a[1] = 255
+    b = np.full((33000, 5), 127, I8)
+    b[:, 2] = -128
+    za, zb = U8(0), np.array([-128, 127, 127, -128, 0], I8)
+    exact = (a.astype(np.int64) - 0) @ (b.astype(np.int64) - zb.astype(np.int64))
+    assert np.abs(exact).max() == 2_145_825_000
+    cpu, oracle = matmul_integer(a, b, za, zb)
+    np.testing.assert_array_equal(oracle, exact)
+    np.testing.assert_array_equal(cpu, exact)

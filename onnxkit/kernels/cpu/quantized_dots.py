@@ -44,14 +44,20 @@ class PackedWeights:
         if zero_point is not None:
             shifted -= np.asarray(zero_point, np.int32).reshape(-1, 1, 1, 1)
         self.l1 = int(np.abs(shifted).reshape(m, -1).sum(axis=1).max())
-        small = shifted.min() >= -128 and shifted.max() <= 127
-        k = shifted[0].size
-        rows = np.zeros((m, -(-k // K_ALIGN) * K_ALIGN), np.int8 if small else np.int16)
-        rows[:, :k] = shifted.transpose(0, 2, 3, 1).reshape(m, k)
-        self.rows = read_only(rows)
-        self.k = k
+        self.rows = pack(shifted.transpose(0, 2, 3, 1).reshape(m, -1))
+        self.k = shifted[0].size
         self.group = group
         self.kernel = w.shape[2:]
+
+
+def pack(rows: np.ndarray) -> np.ndarray:
+    """Integer rows (M, K) as read-only (M, Kp) int8 where every value fits, else int16,
+    zeros after K up to a multiple of ``K_ALIGN``."""
+    small = rows.size == 0 or (rows.min() >= -128 and rows.max() <= 127)
+    packed = np.zeros((rows.shape[0], -(-rows.shape[1] // K_ALIGN) * K_ALIGN),
+                      np.int8 if small else np.int16)
+    packed[:, :rows.shape[1]] = rows
+    return read_only(packed)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -224,3 +230,28 @@ def conv(x, zx: int, weights: PackedWeights, strides, dilations, begin, end, out
     run_parts(_dots, blocks, m * n * oh * ow * kp, weights.rows, read_only(cols), bias, mult,
               zero, low, high, y.reshape(n, m, oh * ow))
     return y
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _shifted_rows(a, za, cols, lo, hi):
+    """cols[0, 0, r] = a[r] - za as int16, zeros after K: rows r in [lo, hi)."""
+    k = a.shape[1]
+    for r in range(lo, hi):
+        src, dst = a[r], cols[0, 0, r]
+        for i in range(k):
+            dst[i] = np.int16(src[i]) - za
+        dst[k:] = 0
+
+
+def product(a, za: int, columns, out, requantization=None):
+    """out (M, N) = (a - za) (M, K) @ B for 8-bit a, B given as its packed columns
+    (N, Kp) (``pack``): int32 sums, or requantized as ``conv`` does. Exact where every
+    sum fits int32 (the caller checks)."""
+    m, n, kp = a.shape[0], columns.shape[0], columns.shape[1]
+    cols = empty((1, 1, m, kp), np.int16)
+    run_parts(_shifted_rows, m, cols.size, a, np.int16(za), cols)
+    bias, mult, zero, low, high = (requantization if requantization is not None
+                                   else (_NONE, _NONE, 0.0, 0.0, 0.0))
+    run_parts(_dots, -(-n // ROWS), m * n * kp, columns, read_only(cols), bias, mult, zero,
+              low, high, out.T[np.newaxis])
+    return out

@@ -1,20 +1,18 @@
 """Integer matrix products on the ``cpu`` executor: MatMulInteger, QLinearMatMul, QGemm.
 
-    acc = (A - a_zero_point) @ (B - b_zero_point)          one BLAS product, exact
+    acc = (A - a_zero_point) @ (B - b_zero_point)          exact integer sums
     MatMulInteger:  Y = int32(acc)
     QLinearMatMul:  Y = saturate(round(acc * (a_scale * b_scale[n] / y_scale)) + y_zero_point)
     com.microsoft QGemm: acc + C, then the reference's float32 scaling
 
-Exactness rule (``exact_dtype``): the operands' shifted values are small integers and BLAS
-adds their products in an order of its own. Every partial sum is an integer bounded by
-``sum_k |b[k, n] - zb[n]| * max |a - za|`` (the largest column's L1 norm times the
-largest shifted value A's type allows), so float32 products are exact when that bound is
-at most 2**24 and run in float32; otherwise they run in float64 (exact to 2**53, beyond
-any 8-bit product of fewer than 2**37 terms). The requantization (``requantize``) is the
+Exactness rule: the operands' shifted values are small integers. Every partial sum is an
+integer bounded by ``sum_k |b[k, n] - zb[n]| * max |a - za|`` (the largest column's L1
+norm times the largest shifted value A's type allows). Where that bound is below 2**31
+the product is int32 sums (``quantized_dots.product``: B's columns packed as int8 /
+int16 rows, 16-bit pair products), exact in any order; beyond, BLAS in float64 (exact to
+2**53, beyond any 8-bit product of fewer than 2**37 terms; ``exact_dtype`` says float32
+where the bound is at most 2**24). The requantization (``requantize``) is the
 reference's float64 arithmetic on the same exact sums, so the answers are the same bits.
-A of at most ``FEW_ROWS`` rows (a classifier's one image) takes integer dot products
-instead (``int_dots``: B read as int8 / int16, a quarter of float32's bytes) where every
-sum fits int32.
 
 B's shifted copy (and its bound) is made once per node when B is an initializer
 (``prepare``), else on each call. Batched B, per-row scales of A and other dtypes run
@@ -31,6 +29,8 @@ from onnxkit.kernels.cpu._blas import matmul
 from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._route import fall_back
 from onnxkit.kernels.cpu._threads import run_parts
+from onnxkit.kernels.cpu.quantized_dots import pack
+from onnxkit.kernels.cpu.quantized_dots import product as int_product
 from onnxkit.ops.quant import matmul_integer as ref_mmi
 from onnxkit.ops.quant import qgemm as ref_qgemm
 from onnxkit.ops.quant import qlinear_matmul as ref_qmm
@@ -42,9 +42,6 @@ F32 = np.float32
 EXACT_IN_FLOAT32 = 1 << 24  # integers up to this magnitude are exact in float32
 SMALL_PRODUCT = 1 << 17  # multiply-adds; fewer: numpy's matmul (one thread during a run)
 EXACT_IN_INT32 = 1 << 31
-# rows of A; at most this many: integer dot products, B read as int8 / int16 (a
-# classifier's one row: BLAS would read 4 bytes per weight for little arithmetic)
-FEW_ROWS = 8
 
 
 def requantize(acc, bias, mult, zero, low, high, y):
@@ -80,29 +77,6 @@ def exact_dtype(column_l1: int, bound: int) -> np.dtype:
     return np.dtype(F32 if column_l1 * bound <= EXACT_IN_FLOAT32 else np.float64)
 
 
-def int_dots(w, cols, acc):
-    """acc[n, m, p] = sum_k w[m, k] * cols[n, g, p, k] (g = m's group) for int8 or int16 w
-    (``ShiftedWeights.as_integers``) and int16 cols,
-    in integers (exact: the caller checks the sums fit int32). The output channels are
-    shared among the threads; each weight row is read once per image."""
-    run_parts(_int_dots, w.shape[0], w.size * cols.shape[2], w, cols, acc)
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _int_dots(w, cols, acc, lo, hi):
-    per_group = w.shape[0] // cols.shape[1]
-    for n in range(cols.shape[0]):
-        for m in range(lo, hi):
-            row = w[m]
-            image = cols[n, m // per_group]
-            for p in range(image.shape[0]):
-                col = image[p]
-                total = 0
-                for k in range(row.shape[0]):
-                    total += np.int32(row[k]) * np.int32(col[k])
-                acc[n, m, p] = total
-
-
 class ShiftedWeights:
     """B - b_zero_point as float32 / float64 (made on demand) and its largest column L1 norm.
     ``b`` is (K, N); ``columns`` the axis of the zero point's values (-1: columns)."""
@@ -120,33 +94,19 @@ class ShiftedWeights:
         other = tuple(a for a in range(b.ndim) if a != axis % b.ndim)
         self.l1 = int(np.abs(shifted).sum(axis=other).max()) if shifted.size else 0
         self.as_float: dict = {}
-        self.integers = None  # (``as_integers``)
-        self.columns = None  # (``columns_as_integers``)
+        self.columns = None  # (``packed_columns``)
 
     def get(self, dtype: np.dtype) -> np.ndarray:
         if dtype not in self.as_float:
             self.as_float[dtype] = read_only(np.ascontiguousarray(self.shifted, dtype=dtype))
         return self.as_float[dtype]
 
-    def columns_as_integers(self) -> np.ndarray:
-        """The shifted (K, N) weights' columns as rows (N, K), int8 or int16 as
-        ``as_integers``: what ``int_dots`` reads for a product of few rows."""
+    def packed_columns(self) -> np.ndarray:
+        """The shifted (K, N) weights' columns as packed rows (N, Kp), int8 where every
+        value fits, else int16 (``quantized_dots.pack``): what the integer products read."""
         if self.columns is None:
-            s = self.shifted
-            small = s.size == 0 or (s.min() >= -128 and s.max() <= 127)
-            self.columns = read_only(np.ascontiguousarray(
-                s.T, dtype=np.int8 if small else np.int16))
+            self.columns = pack(self.shifted.T)
         return self.columns
-
-    def as_integers(self) -> np.ndarray:
-        """The shifted weights as int8 where every value fits (symmetric weights, zero
-        point 0: half the bytes to read), else int16 (8-bit weights minus their zero point
-        always fit)."""
-        if self.integers is None:
-            s = self.shifted
-            small = s.size == 0 or (s.min() >= -128 and s.max() <= 127)
-            self.integers = self.get(np.dtype(np.int8 if small else np.int16))
-        return self.integers
 
 
 def _zero_ok(zero_point, dtype, sizes) -> bool:
@@ -174,7 +134,7 @@ class PreparedProduct:
         return ShiftedWeights(b.T if self.trans_b else b, b_zero)
 
     def product(self, a, a_zero, b, b_zero):
-        """The exact (…, M, N) product as float32/float64, or None (reference)."""
+        """The exact (…, M, N) product as int32 / float32 / float64, or None (reference)."""
         if a.dtype not in EIGHT_BIT or b.dtype not in EIGHT_BIT or b.ndim != 2 or a.ndim < 2:
             return None
         k, n = b.shape[::-1] if self.trans_b else b.shape
@@ -185,8 +145,11 @@ class PreparedProduct:
         bound = value_bound(a.dtype, a_zero)
         dtype = exact_dtype(w.l1, bound)
         rows = a.reshape(-1, a.shape[-1])
-        if rows.shape[0] <= FEW_ROWS and w.l1 * bound < EXACT_IN_INT32:
-            return self._dots(rows, a_zero, w).reshape(a.shape[:-1] + (n,))
+        if w.l1 * bound < EXACT_IN_INT32:  # int32 sums (``quantized_dots.product``)
+            za = 0 if a_zero is None else int(np.asarray(a_zero).reshape(()))
+            acc = empty((rows.shape[0], n), np.int32)
+            int_product(read_only(np.ascontiguousarray(rows)), za, w.packed_columns(), acc)
+            return acc.reshape(a.shape[:-1] + (n,))
         shifted = rows.astype(dtype)
         if a_zero is not None:
             shifted -= dtype.type(int(np.asarray(a_zero).reshape(())))
@@ -196,16 +159,6 @@ class PreparedProduct:
         else:
             matmul(shifted, w.get(dtype), acc)
         return acc.reshape(a.shape[:-1] + (n,))
-
-    def _dots(self, rows, a_zero, w):
-        """(M, N) int32 for a few rows of A: one integer dot product per output value,
-        B's columns (``ShiftedWeights.columns_as_integers``) read as int8 / int16."""
-        za = 0 if a_zero is None else int(np.asarray(a_zero).reshape(()))
-        cols = np.subtract(rows, np.int16(za), dtype=np.int16)
-        wi = w.columns_as_integers()
-        acc = empty((1, wi.shape[0], rows.shape[0]), np.int32)
-        int_dots(wi, read_only(cols.reshape(1, 1, *cols.shape)), acc)
-        return np.ascontiguousarray(acc[0].T)
 
     def __call__(self, *inputs):
         if self.quantized:
