@@ -9,9 +9,10 @@ Exactness rule: the operands' shifted values are small integers. Every partial s
 integer bounded by ``sum_k |b[k, n] - zb[n]| * max |a - za|`` (the largest column's L1
 norm times the largest shifted value A's type allows). Where that bound is below 2**31
 the product is int32 sums (``quantized_dots.product``: B's columns packed as int8 /
-int16 rows, 16-bit pair products), exact in any order; beyond, BLAS in float64 (exact to
-2**53, beyond any 8-bit product of fewer than 2**37 terms; ``exact_dtype`` says float32
-where the bound is at most 2**24). The requantization (``requantize``) is the
+int16 rows, 16-bit pair products), exact in any order, except a small product (at most
+``SMALL_PRODUCT`` multiply-adds) whose bound is at most 2**24: numpy's float32 matmul.
+Beyond 2**31, BLAS in float64 (exact to 2**53, beyond any 8-bit product of fewer than
+2**37 terms; ``exact_dtype``). The requantization (``requantize``) is the
 reference's float64 arithmetic on the same exact sums, so the answers are the same bits.
 
 B's shifted copy (and its bound) is made once per node when B is an initializer
@@ -40,7 +41,9 @@ from onnxkit.ops.registry import op
 
 F32 = np.float32
 EXACT_IN_FLOAT32 = 1 << 24  # integers up to this magnitude are exact in float32
-SMALL_PRODUCT = 1 << 17  # multiply-adds; fewer: numpy's matmul (one thread during a run)
+# multiply-adds; at most this many, exact in float32: numpy's matmul (one thread during a
+# run; less to set up than the integer products: 32x64 @ 64x64 7 against 14 us)
+SMALL_PRODUCT = 1 << 17
 EXACT_IN_INT32 = 1 << 31
 
 
@@ -145,7 +148,8 @@ class PreparedProduct:
         bound = value_bound(a.dtype, a_zero)
         dtype = exact_dtype(w.l1, bound)
         rows = a.reshape(-1, a.shape[-1])
-        if w.l1 * bound < EXACT_IN_INT32:  # int32 sums (``quantized_dots.product``)
+        small = rows.shape[0] * n * k <= SMALL_PRODUCT and dtype == F32
+        if w.l1 * bound < EXACT_IN_INT32 and not small:  # ``quantized_dots.product``
             za = 0 if a_zero is None else int(np.asarray(a_zero).reshape(()))
             acc = empty((rows.shape[0], n), np.int32)
             int_product(read_only(np.ascontiguousarray(rows)), za, w.packed_columns(), acc)
@@ -154,7 +158,7 @@ class PreparedProduct:
         if a_zero is not None:
             shifted -= dtype.type(int(np.asarray(a_zero).reshape(())))
         acc = empty((rows.shape[0], n), dtype)
-        if rows.shape[0] * n * k < SMALL_PRODUCT:
+        if small:
             np.matmul(shifted, w.get(dtype), out=acc)  # a BERT-mini product: less to set up
         else:
             matmul(shifted, w.get(dtype), acc)
