@@ -109,3 +109,31 @@ def test_max_pool_8bit(every_split, dtype, pool):
     if "auto_pad" not in attrs:  # onnx.reference pads int8 with NaN there, and fails
         (oracle,) = ReferenceEvaluator(model).run(None, {"x": x})
         np.testing.assert_array_equal(cpu, oracle)
+
+
+@pytest.mark.parametrize("op", ["QLinearAdd", "QLinearMul"])
+def test_binary_scales_fed_and_zero_point_absent(op):
+    """The node's values worked out per call when a scale is a graph input (it may change
+    between runs), once when all are initializers; C's zero point absent (0)."""
+    rng = np.random.default_rng(9)
+    a = rng.integers(0, 256, (2, 300)).astype(U8)
+    b = rng.integers(0, 256, (2, 300)).astype(U8)
+    names = ["a", "sa", "za", "b", "sb", "zb", "sc"]
+    values = [a, np.float32(0.03), U8(120), b, np.float32(0.05), U8(131), np.float32(0.2)]
+    fed = ("a", "sa")
+    inputs = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(
+        np.asarray(v).dtype), np.shape(v)) for n, v in zip(names, values) if n in fed]
+    inits = [numpy_helper.from_array(np.asarray(v), n) for n, v in zip(names, values)
+             if n not in fed]
+    node = helper.make_node(op, names + [""], ["y"], domain="com.microsoft")
+    graph = helper.make_graph([node], op, inputs, [helper.make_tensor_value_info(
+        "y", helper.np_dtype_to_tensor_dtype(a.dtype), None)], inits)
+    model = helper.make_model(graph, ir_version=8, opset_imports=[
+        helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    cpu = onnxkit.Session(model, "cpu")
+    ref = onnxkit.Session(model, "reference")
+    for scale in (0.03, 0.07, 0.03):
+        feeds = {"a": a, "sa": np.float32(scale)}
+        (got,), (want,) = cpu.run(None, feeds), ref.run(None, feeds)
+        np.testing.assert_array_equal(got, want)
+        assert len(np.unique(got)) > 20

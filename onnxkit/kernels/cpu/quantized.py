@@ -299,12 +299,67 @@ def dynamic_quantize_linear(x):
     return y, np.array(scale, dtype=F32), np.array(zero, dtype=np.uint8)
 
 
-def _binary_ready(A, B, scales, zeros):
-    return (A.dtype in EIGHT_BIT and B.dtype == A.dtype and A.size > 0
-            and (B.shape == A.shape or (B.size == 1 and B.ndim <= A.ndim))
-            and all(np.size(s) == 1 and np.asarray(s).dtype == F32 for s in scales)
-            and all(z is None or (np.size(z) == 1 and np.asarray(z).dtype == A.dtype)
-                    for z in zeros))
+class PreparedBinary:
+    """One com.microsoft QLinearAdd (``add``) or QLinearMul node: the float32 values the
+    loop reads of its scales and zero points, worked out once per A type when they are
+    initializers (``fixed``: their arrays, None for an absent zero point), else per call."""
+
+    def __init__(self, add: bool, fixed: dict | None = None):
+        self.add = add
+        self.fixed = fixed
+        self.memo = None  # (A's type, the loop's values or None: the reference serves)
+
+    def __call__(self, A, A_scale, A_zero_point, B, B_scale, B_zero_point, C_scale,
+                 C_zero_point=None):
+        args = (A_scale, A_zero_point, B_scale, B_zero_point, C_scale, C_zero_point)
+        fixed = self.fixed is not None and all(
+            a is self.fixed[i] for a, i in zip(args, (1, 2, 4, 5, 6, 7)))
+        memo = self.memo
+        if fixed and memo is not None and memo[0] == A.dtype:
+            values = memo[1]
+        else:
+            values = self._values(A.dtype, *args)
+            if fixed:
+                self.memo = (A.dtype, values)
+        if (values is None or A.dtype not in EIGHT_BIT or B.dtype != A.dtype or A.size == 0
+                or not (B.shape == A.shape or (B.size == 1 and B.ndim <= A.ndim))):
+            reference = ref_binary.qlinear_add if self.add else ref_binary.qlinear_mul
+            return fall_back(reference, A, A_scale, A_zero_point, B, B_scale, B_zero_point,
+                             C_scale, C_zero_point)
+        y = empty(A.shape, A.dtype)
+        a = read_only(np.ascontiguousarray(A).reshape(-1))
+        b = read_only(np.ascontiguousarray(B).reshape(-1))
+        run_parts(_qlinear_add if self.add else _qlinear_mul, -(-A.size // BINARY_PART),
+                  A.size, a, *values[0], b, *values[1], y.reshape(-1))
+        return y
+
+    def _values(self, dtype, sa, za, sb, zb, sc, zc):
+        """((A's), (B's and C's)) arguments of the loop, or None."""
+        if not (all(np.size(s) == 1 and np.asarray(s).dtype == F32 for s in (sa, sb, sc))
+                and all(z is None or (np.size(z) == 1 and np.asarray(z).dtype == dtype)
+                        for z in (za, zb, zc))) or dtype not in EIGHT_BIT:
+            return None
+        low, high = INT_RANGES[dtype]
+        if self.add:
+            return ((F32(sa), _zero(za)),
+                    (F32(sb), _zero(zb), F32(sc), _zero(zc), F32(low), F32(high)))
+        ratio = F32(sa) * F32(sb) / F32(sc)
+        return ((_zero(za),), (_zero(zb), ratio, _zero(zc), F32(low), F32(high)))
+
+
+def _prepare_binary(add: bool):
+    def prepare(node, attrs, constants, shapes):
+        names = list(node.input) + [""] * (8 - len(node.input))
+        fixed = {}
+        for i in (1, 2, 4, 5, 6, 7):
+            if not names[i]:
+                fixed[i] = None
+            elif i in constants:
+                fixed[i] = constants[i]
+            else:
+                return PreparedBinary(add)  # a fed scale or zero point: per call
+        return PreparedBinary(add, fixed)
+    return prepare
 
 
 def _zero(value) -> np.float32:
@@ -314,30 +369,15 @@ def _zero(value) -> np.float32:
 
 @op("QLinearAdd", 1, domain=MS_DOMAIN, registry=CPU)
 def qlinear_add(A, A_scale, A_zero_point, B, B_scale, B_zero_point, C_scale, C_zero_point=None):
-    if not _binary_ready(A, B, (A_scale, B_scale, C_scale),
-                         (A_zero_point, B_zero_point, C_zero_point)):
-        return fall_back(ref_binary.qlinear_add, A, A_scale, A_zero_point, B, B_scale,
-                         B_zero_point, C_scale, C_zero_point)
-    low, high = INT_RANGES[A.dtype]
-    y = empty(A.shape, A.dtype)
-    run_parts(_qlinear_add, -(-A.size // BINARY_PART), A.size,
-              read_only(np.ascontiguousarray(A).reshape(-1)), F32(A_scale), _zero(A_zero_point),
-              read_only(np.ascontiguousarray(B).reshape(-1)), F32(B_scale), _zero(B_zero_point),
-              F32(C_scale), _zero(C_zero_point), F32(low), F32(high), y.reshape(-1))
-    return y
+    return PreparedBinary(True)(A, A_scale, A_zero_point, B, B_scale, B_zero_point, C_scale,
+                                C_zero_point)
 
 
 @op("QLinearMul", 1, domain=MS_DOMAIN, registry=CPU)
 def qlinear_mul(A, A_scale, A_zero_point, B, B_scale, B_zero_point, C_scale, C_zero_point=None):
-    if not _binary_ready(A, B, (A_scale, B_scale, C_scale),
-                         (A_zero_point, B_zero_point, C_zero_point)):
-        return fall_back(ref_binary.qlinear_mul, A, A_scale, A_zero_point, B, B_scale,
-                         B_zero_point, C_scale, C_zero_point)
-    low, high = INT_RANGES[A.dtype]
-    y = empty(A.shape, A.dtype)
-    ratio = F32(A_scale) * F32(B_scale) / F32(C_scale)
-    run_parts(_qlinear_mul, -(-A.size // BINARY_PART), A.size,
-              read_only(np.ascontiguousarray(A).reshape(-1)), _zero(A_zero_point),
-              read_only(np.ascontiguousarray(B).reshape(-1)), _zero(B_zero_point), ratio,
-              _zero(C_zero_point), F32(low), F32(high), y.reshape(-1))
-    return y
+    return PreparedBinary(False)(A, A_scale, A_zero_point, B, B_scale, B_zero_point, C_scale,
+                                 C_zero_point)
+
+
+qlinear_add.prepare = _prepare_binary(True)
+qlinear_mul.prepare = _prepare_binary(False)
