@@ -146,7 +146,6 @@ def compile_tilings() -> None:
     """Launch the tiled GEMM and convolution once per real tiling (the cases' small shapes
     reach only some), float32 with and without an activation, and float64 (MEDIUM); and
     the product over (batch, kv head, group) that Attention launches."""
-    from onnxkit.kernels.cuda._scalar import relu
     from onnxkit.kernels.cuda._tiles import CHOICES, MEDIUM
     from onnxkit.kernels.cuda.conv import conv_nd
     from onnxkit.kernels.cuda.matmul import _gemm, _matmul, _operands
@@ -154,14 +153,30 @@ def compile_tilings() -> None:
     for dtype, tilings in ((np.float32, CHOICES), (np.float64, (MEDIUM,))):
         a, x, w = np.ones((4, 4), dtype), np.ones((1, 8, 5, 5), dtype), np.ones((8, 8, 3, 3), dtype)
         heads = np.ones((2, 2, 2, 4, 4), dtype)
-        for tiles in tilings:
+        for i, tiles in enumerate(tilings):
             _matmul(*_operands(heads, heads), tiles=tiles)
-            for formula in (None, relu):
+            for formula, splits in _epilogues(i, len(tilings)):
                 extra = {} if formula is None else {"formula": formula}
-                for splits in (1, 2):  # 2: split-K's partial products and their sum
-                    _gemm(a, a, a, 1.0, 1.0, 0, 1, tiles=tiles, splits=splits, **extra)
-                    conv_nd(x, w, w[:, 0, 0, 0], method="gemm", tiles=tiles, pads=[1, 1, 1, 1],
-                            splits=splits, **extra)
+                _gemm(a, a, a, 1.0, 1.0, 0, 1, tiles=tiles, splits=splits, **extra)
+                conv_nd(x, w, w[:, 0, 0, 0], method="gemm", tiles=tiles, pads=[1, 1, 1, 1],
+                        splits=splits, **extra)
+
+
+def _epilogues(i: int, tilings: int) -> list:
+    """(formula, splits) to launch the i-th of ``tilings`` tilings with: no activation and
+    relu, whole (splits 1) and split-K (2: the partial products, then their sum).
+
+    A split-K part leaves the epilogue to the sum kernel (``split_sum_kernel``), so its
+    PTX is the same for every formula (only the shared arrays' numbering differs): each
+    tiling compiles it once, the formulas taking turns, and both sum kernels still compile.
+    With a single tiling (float64's) every pair runs.
+    """
+    from onnxkit.kernels.cuda._scalar import relu
+
+    whole = [(None, 1), (relu, 1)]
+    if tilings == 1:
+        return whole + [(None, 2), (relu, 2)]
+    return whole + [((None, relu)[i % 2], 2)]
 
 
 def spec_cases():
