@@ -73,26 +73,32 @@ demo: venv
 # - One pytest session per environment: each pays start-up and the spec suite's collection
 #   (the onnx cases, ~15 s of CPU per worker) once. pytest's exit status 5 (nothing
 #   collected) fails make as any other does.
-PYTEST := $(PY) -m pytest -p no:cacheprovider -q
+# - A session loads only the pytest plugins its tests use: nbval (nbformat, jsonschema and
+#   its IRI grammar), anyio and hypothesis take ~7 s of CPU to load in every pytest process
+#   and xdist worker. No test uses anyio; NO_NBVAL is for sessions without --nbval,
+#   NO_HYPOTHESIS for those without a hypothesis test (the fuzzers are in the main session).
+PYTEST := $(PY) -m pytest -p no:cacheprovider -p no:anyio -q
+NO_NBVAL := -p no:nbval
+NO_HYPOTHESIS := -p no:hypothesispytest
 ONE_BLAS := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 test: venv browser
 	$(MAKE) --no-print-directory -j2 --output-sync=line warm test-cuda-sim test-ptx test-spec-notebooks
-	$(ONE_BLAS) $(PYTEST) -n $(JOBS) --executor reference,cpu --ignore=tests/cuda/test_ptx.py \
-		tests spec_tests exercises
+	$(ONE_BLAS) $(PYTEST) $(NO_NBVAL) -n $(JOBS) --executor reference,cpu \
+		--ignore=tests/cuda/test_ptx.py tests spec_tests exercises
 	$(run-threads)
 	$(run-course-notebooks)
 
 test-unit: venv warm
-	$(PYTEST) -n $(JOBS) tests exercises
+	$(PYTEST) $(NO_NBVAL) -n $(JOBS) tests exercises
 
 test-spec: venv warm
-	$(PYTEST) -n $(JOBS) --executor reference,cpu spec_tests
+	$(PYTEST) $(NO_NBVAL) $(NO_HYPOTHESIS) -n $(JOBS) --executor reference,cpu spec_tests
 
 # the course notebooks and the spec notebooks under nbval, one notebook per worker (cells
 # share a kernel); every cell runs top to bottom as Jupyter runs it and its output must
 # match the saved one (sanitize.cfg, for the course notebooks: addresses, timings)
 define run-course-notebooks
-ONNXKIT_CPU_NOTICE=0 $(PYTEST) -n $(JOBS) --dist loadfile --nbval \
+ONNXKIT_CPU_NOTICE=0 $(PYTEST) $(NO_HYPOTHESIS) -n $(JOBS) --dist loadfile --nbval \
 	--nbval-sanitize-with notebooks/sanitize.cfg notebooks
 endef
 test-notebooks: venv warm test-spec-notebooks
@@ -103,13 +109,13 @@ test-notebooks: venv warm test-spec-notebooks
 # while warm compiles (the main session leaves it out)
 .PHONY: test-ptx
 test-ptx: venv
-	$(PYTEST) tests/cuda/test_ptx.py
+	$(PYTEST) $(NO_NBVAL) $(NO_HYPOTHESIS) tests/cuda/test_ptx.py
 
 # the spec notebooks run on the reference executor: no cpu kernel, so make test runs them
 # while warm compiles
 .PHONY: test-spec-notebooks
 test-spec-notebooks: venv
-	$(PYTEST) -n $(JOBS) --dist loadfile --nbval spec_tests/notebooks
+	$(PYTEST) $(NO_HYPOTHESIS) -n $(JOBS) --dist loadfile --nbval spec_tests/notebooks
 
 # every course notebook run by nbconvert (what nbval runs, less the output comparison; not in
 # make test), two at a time; the executed copies go to .cache/nbconvert, the notebooks in
@@ -133,8 +139,8 @@ test-papermill: venv
 # kernels come from the one cache warm fills. The cpu tests and the spec suite, one session.
 SPLIT := NUMBA_NUM_THREADS=3 ONNXKIT_CPU_MIN_PARALLEL=1 ONNXKIT_BLAS=openblas OPENBLAS_NUM_THREADS=1
 define run-threads
-$(SPLIT) $(PYTEST) -n $(JOBS) --executor cpu tests/test_cpu_executor.py tests/test_cpu_blas.py \
-	tests/test_cpu_banded.py tests/test_cpu_pixel_dots.py spec_tests
+$(SPLIT) $(PYTEST) $(NO_NBVAL) $(NO_HYPOTHESIS) -n $(JOBS) --executor cpu tests/test_cpu_executor.py \
+	tests/test_cpu_blas.py tests/test_cpu_banded.py tests/test_cpu_pixel_dots.py spec_tests
 endef
 test-threads: warm
 	$(run-threads)
@@ -143,7 +149,8 @@ test-threads: warm
 # must be set before numba is imported), its kernel tests and its spec subset (the cases of
 # spec_tests/cuda_subset.py; spec_tests/conftest.py deselects the others), one session
 test-cuda-sim: venv
-	NUMBA_ENABLE_CUDASIM=1 $(PYTEST) -n $(JOBS) --executor cuda tests/cuda spec_tests
+	NUMBA_ENABLE_CUDASIM=1 $(PYTEST) $(NO_NBVAL) $(NO_HYPOTHESIS) -n $(JOBS) --executor cuda \
+		tests/cuda spec_tests
 
 warm: venv  ## compile the cpu executor's Numba kernels into .cache/numba
 	$(PY) -m onnxkit.kernels.cpu.warm
