@@ -12,8 +12,8 @@ softmax passes and its Python around them costs more than the arithmetic; here t
 whole node is one call. The operands come as C-contiguous 4-D arrays in either axis
 order, [b, h, s, d] or [b, s, h, d] (a flag each), so a 3-D input's head split and a
 Transpose view of a [b, s, h, d] tensor are read as they lie: one compiled signature,
-read-only inputs (``_compile``: a writable array converts to it for free, so no read-only
-view is made per call). exp is ``_math.exp_parts`` (vectorizes); sums in float32, the
+read-only inputs, called through its entry point (``_entry``: no read-only view made and
+no argument typed per call). exp is ``_math.exp_parts`` (vectorizes); sums in float32, the
 dot products in any order. The rows are indexed as [row, d] of 2-D arrays, d from 0: a
 1-D view per row costs its reference count, and an index that could be negative keeps
 the loop from vectorizing.
@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, types
-from numba.core.compiler_lock import global_compiler_lock
 
 from onnxkit.kernels.cpu._buffers import read_only
+from onnxkit.kernels.cpu._entry import compiled_entry
 from onnxkit.kernels.cpu._math import FASTMATH, exp_parts
 
 #: multiply-adds (both products) below which an Attention takes this path
@@ -93,21 +93,20 @@ def _attend(q, q_bshd, k, k_bshd, v, v_bshd, mask, has_mask, is_causal, scale, y
                         y2[yr, d] += w * v2[vr, d]
 
 
-# Compiled only for the signature ``_compile`` gives it: inputs read-only, any flags convert
+# Compiled only for the signature below, called through its entry point (``_entry``):
+# read-only C-contiguous float32 inputs, checked by the callers (float32 only)
 _attend._can_compile = False
+_READ = types.Array(types.float32, 4, "C", readonly=True)
+_SIGNATURE = (_READ, types.boolean, _READ, types.boolean, _READ, types.boolean, _READ,
+              types.boolean, types.boolean, types.float64, types.Array(types.float32, 4, "C"),
+              types.boolean)
+_CALL: list = []  # [the entry point], looked up on first use
 
 
-def _compile() -> None:
-    read = types.Array(types.float32, 4, "C", readonly=True)
-    flag = types.boolean
-    sig = (read, flag, read, flag, read, flag, read, flag, flag, types.float64,
-           types.Array(types.float32, 4, "C"), flag)
-    with global_compiler_lock:
-        _attend._can_compile = True
-        try:
-            _attend.compile(sig)
-        finally:
-            _attend._can_compile = False
+def _attend_entry():
+    if not _CALL:
+        _CALL.append(compiled_entry(_attend, _SIGNATURE))
+    return _CALL[0]
 
 
 def _as_read(x, bshd):
@@ -135,17 +134,11 @@ def small_attention(q, k, v, mask, is_causal, scale, three_d):
         y4 = Y.reshape(batch, q_len, heads, size)
     else:
         Y = y4 = np.empty((batch, heads, q_len, size), np.float32)
-    args = (q4, q_bshd, k4, k_bshd, v4, v_bshd, _NO_MASK if mask is None else mask,
-            mask is not None, bool(is_causal), float(scale), y4, three_d)
-    try:
-        _attend(*args)
-    except TypeError:  # its one variant not compiled (or loaded) yet
-        _compile()
-        try:
-            _attend(*args)
-        except TypeError:  # a misaligned input (its variant takes aligned arrays): a copy
-            _attend(*(np.array(a) if type(a) is np.ndarray and not a.flags.aligned else a
-                      for a in args))
+    mask = _NO_MASK if mask is None else mask
+    if not q4.dtype == k4.dtype == v4.dtype == mask.dtype == _F32:
+        raise TypeError("small_attention takes float32 only")  # (callers check: never)
+    _attend_entry()(q4, q_bshd, k4, k_bshd, v4, v_bshd, mask, mask is not _NO_MASK,
+                    bool(is_causal), float(scale), y4, three_d)
     return Y
 
 

@@ -11,10 +11,11 @@ float64, in any order). At a decoder step the rows are a few hundred values; the
 checks, views and read-only copies around the general kernels cost several times the
 arithmetic. Here the plan works out the scale, bias and epsilon once (``prepare``), a
 run checks the input's dtype, layout and last axis and makes one call; the kernels
-flatten the arrays themselves and are compiled for C-contiguous arrays of the input's
-rank (read-only inputs: a writable array converts for free), one variant per rank, on
-first use. Anything else (Mean / InvStdDev wanted, another axis, a strided input, work
-for several threads, another dtype) runs the node's general kernel.
+flatten the arrays themselves and have one variant per rank (C-contiguous float32,
+inputs read-only), compiled on first use and called through its entry point (``_entry``:
+the types are checked here, not by the dispatcher). Anything else (Mean / InvStdDev
+wanted, another axis, a strided input, work for several threads, another dtype) runs
+the node's general kernel.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ import math
 
 import numpy as np
 from numba import njit, types
-from numba.core.compiler_lock import global_compiler_lock
 
 from onnxkit.kernels.cpu._buffers import empty_known
+from onnxkit.kernels.cpu._entry import compiled_entry
 from onnxkit.kernels.cpu._math import FASTMATH, mean_inv_std
 from onnxkit.kernels.cpu._threads import min_parallel
 
@@ -69,41 +70,20 @@ def _rms_rows(x, scale, eps, y):
             out[i] = row[i] * inv * scale[i]
 
 
-# Compiled only for the signatures ``_compile`` gives them (see the module docstring)
+# Compiled only for the signatures ``_signature`` gives them (``_entry``)
 _layer_rows._can_compile = False
 _rms_rows._can_compile = False
 
 
-def _compile(kernel, rank: int) -> None:
-    """``kernel``'s variant for float32 arrays of ``rank`` dimensions."""
+def _signature(kernel, rank: int) -> tuple:
+    """``kernel``'s argument types for float32 arrays of ``rank`` dimensions."""
     read = types.Array(types.float32, rank, "C", readonly=True)
     write = types.Array(types.float32, rank, "C")
     vector = types.Array(types.float32, 1, "C", readonly=True)
     if kernel is _layer_rows:
-        sig = (read, read, types.boolean, vector, vector, types.float64, write, write,
-               types.boolean)
-    else:
-        sig = (read, vector, types.float64, write)
-    with global_compiler_lock:
-        kernel._can_compile = True
-        try:
-            kernel.compile(sig)
-        finally:
-            kernel._can_compile = False
-
-
-def _call(kernel, *args) -> bool:
-    """``kernel(*args)``, compiling its variant for the arrays' rank on first use; False
-    where it takes no such arrays (misaligned: nothing written)."""
-    try:
-        kernel(*args)
-        return True
-    except TypeError:
-        if not all(a.flags.aligned for a in args if type(a) is np.ndarray):
-            return False
-        _compile(kernel, args[0].ndim)
-    kernel(*args)
-    return True
+        return (read, read, types.boolean, vector, vector, types.float64, write, write,
+                types.boolean)
+    return (read, vector, types.float64, write)
 
 
 class PreparedNorm:
@@ -113,7 +93,7 @@ class PreparedNorm:
     is used); ``last``: the normalized axis as the node gives it, -1 or a rank - 1."""
 
     __slots__ = ("general", "given", "kind", "scale", "bias", "eps", "d", "last", "outputs",
-                 "op_type")
+                 "op_type", "calls")
 
     def __init__(self, general, given, kind, scale, bias, eps, last, outputs, op_type=""):
         self.op_type = op_type  # (the compile notice names the operator: ``_notice``)
@@ -123,6 +103,14 @@ class PreparedNorm:
         self.bias = np.zeros(self.d, F32) if bias is None else \
             np.ascontiguousarray(bias.reshape(-1), F32)
         self.eps, self.last, self.outputs = float(eps), last, outputs
+        self.calls = {}  # rank -> the kernel's compiled entry point (``_entry``)
+
+    def _kernel(self, rank: int):
+        call = self.calls.get(rank)
+        if call is None:
+            kernel = _rms_rows if self.kind == "rms" else _layer_rows
+            call = self.calls[rank] = compiled_entry(kernel, _signature(kernel, rank))
+        return call
 
     def _fits(self, X) -> bool:
         return (X.dtype is F32 and X.ndim > 0 and X.shape[-1] == self.d and X.size > 0
@@ -138,20 +126,19 @@ class PreparedNorm:
                     and Skip.dtype is F32 and Skip.flags.c_contiguous:
                 Y = empty_known(X.shape, F32, X.nbytes)
                 S = empty_known(X.shape, F32, X.nbytes) if self.outputs > 1 else Y
-                if _call(_layer_rows, X, Skip, True, self.scale, self.bias, self.eps, Y, S,
-                         self.outputs > 1):
-                    return (Y, S) if self.outputs > 1 else Y
+                self._kernel(X.ndim)(X, Skip, True, self.scale, self.bias, self.eps, Y, S,
+                                     self.outputs > 1)
+                return (Y, S) if self.outputs > 1 else Y
         else:
             scale, bias = (inputs + (None,))[:2]
             if scale is given[0] and bias is given[1] and self._fits(X):
                 Y = empty_known(X.shape, F32, X.nbytes)
                 if self.kind == "rms":
-                    done = _call(_rms_rows, X, self.scale, self.eps, Y)
+                    self._kernel(X.ndim)(X, self.scale, self.eps, Y)
                 else:
-                    done = _call(_layer_rows, X, X, False, self.scale, self.bias, self.eps,
-                                 Y, Y, False)
-                if done:
-                    return Y
+                    self._kernel(X.ndim)(X, X, False, self.scale, self.bias, self.eps, Y, Y,
+                                         False)
+                return Y
         return self.general(X, *inputs, **attributes)
 
 

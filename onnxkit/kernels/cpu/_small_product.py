@@ -30,11 +30,11 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, typeof, types
-from numba.core.compiler_lock import global_compiler_lock
 
 from onnxkit.kernels.cpu._blas import (AVAILABLE, DEFAULT, MIN_SPLIT_MACS, MIN_SPLIT_WEIGHTS,
                                        _strided, gemm_call, gemv_call)
 from onnxkit.kernels.cpu._buffers import empty_known
+from onnxkit.kernels.cpu._entry import compiled_entry
 from onnxkit.kernels.cpu._math import FASTMATH, activate, activation_code, applies, separate_code
 from onnxkit.kernels.cpu._tuning import tuning
 
@@ -168,22 +168,10 @@ def _signature(kernel, dtype, code) -> tuple:
 
 
 def entry(kernel, dtype, code):
-    """The compiled variant of ``kernel`` for ``dtype`` and ``code`` (compiled, or loaded
-    from the cache, on first use), called without the dispatcher: its arguments' types
-    are read once, here, not on every call (typing the activation code's named tuple
-    alone costs about a microsecond). The caller passes exactly these types: float
-    arrays of ``dtype``, 2-D, C-contiguous where the signature says C."""
-    sig = _signature(kernel, dtype, code)
-    found = kernel.overloads.get(sig)
-    if found is None:
-        with global_compiler_lock:
-            kernel._can_compile = True
-            try:
-                kernel.compile(sig)
-            finally:
-                kernel._can_compile = False
-        found = kernel.overloads[sig]
-    return found.entry_point
+    """The compiled variant of ``kernel`` for ``dtype`` and ``code``, called without the
+    dispatcher (``_entry``): the caller passes float arrays of ``dtype``, 2-D,
+    C-contiguous where the signature says C."""
+    return compiled_entry(kernel, _signature(kernel, dtype, code))
 
 
 class PreparedProduct:

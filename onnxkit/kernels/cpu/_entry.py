@@ -1,0 +1,33 @@
+"""A kernel's compiled variant for one signature, called without Numba's dispatcher.
+
+    call = compiled_entry(kernel, signature)     # compiled, or loaded from the cache
+    call(*args)                                  # args of exactly those types
+
+A dispatcher call types every argument to find the variant (a named tuple, as the
+activation codes are, costs about a microsecond alone). A kernel of the small paths
+runs a few microseconds, so the nodes that call one keep its entry point, looked up once
+(a prepared node on its first call), and pass exactly the signature's types: the
+arrays' dtype, rank and, where the signature says "C", C-contiguity are checked by the
+caller (the entry point converts what it is given, it does not check). Such a kernel
+is marked ``_can_compile = False``, so a call through its dispatcher compiles nothing
+new either.
+"""
+
+from __future__ import annotations
+
+from numba.core.compiler_lock import global_compiler_lock
+
+
+def compiled_entry(kernel, signature: tuple):
+    """The entry point of ``kernel``'s variant for ``signature`` (a tuple of Numba
+    types), compiled or loaded from the cache on first use."""
+    found = kernel.overloads.get(signature)
+    if found is None:
+        with global_compiler_lock:  # no other thread compiles a variant meanwhile
+            kernel._can_compile = True
+            try:
+                kernel.compile(signature)
+            finally:
+                kernel._can_compile = False
+        found = kernel.overloads[signature]
+    return found.entry_point
