@@ -40,8 +40,12 @@ def _kernel(name: str, ufunc, reference):
     call: on tiny tensors the calls are the cost), the rest through ``apply``."""
 
     def kernel(A, B):
-        if A.shape == B.shape and A.nbytes < SMALL and A.dtype in FLOATS and B.dtype == A.dtype:
-            return ufunc(A, B)
+        if A.dtype in FLOATS and B.dtype == A.dtype and (
+                A.nbytes < SMALL if A.shape == B.shape else A.nbytes * B.size < SMALL):
+            try:  # small broadcasts too (rotary cos / sin): at most A.size * B.size values
+                return ufunc(A, B)
+            except ValueError:  # shapes that do not broadcast: the reference says why
+                pass
         C = apply(ufunc, A, B)
         return fall_back(reference, A, B) if C is None else C
 
