@@ -29,8 +29,10 @@ def test_render_marks_only_values_outside_the_tolerance():
 def _nbval(notebook: Path, runtime: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, ONNXKIT_SPEC_RUNTIME=runtime,
                PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval",
-                           str(notebook)], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
+    lean = ["-p", "no:anyio", "-p", "no:hypothesispytest", "-p", "no:xdist"]  # ~2 s each to load
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *lean,
+                           "--nbval", str(notebook)], capture_output=True, text=True, env=env,
+                          cwd=ROOT, timeout=600)
 
 
 @pytest.mark.slow
