@@ -1,20 +1,23 @@
-"""Integer convolution for the quantized ops on the ``cpu`` executor: int32 sums, exact.
+"""Integer products for the quantized ops on the ``cpu`` executor: int32 sums, exact.
 
     xs[n, h, w, c]  = x[n, c, h - top, w - left] - x_zero_point   (int16, 0 in the padding)
     cols[n, g, p, k] = xs[n, oy*sh + i*dh, ox*sw + j*dw, g*Cg + c]   k = (i*KW + j)*Cg + c
     acc[n, m, p]    = sum_k w[m, k] * cols[n, g(m), p, k]            (int32)
     y[n, m, p]      = saturate(rint((acc + bias[m]) * mult[m]) + zero)   (in the same pass)
 
-The weights are packed once per node (``PackedWeights``): (M, KH, KW, Cg) minus their
-zero point, int8 where every value fits (symmetric weights: a quarter of float32's bytes,
-so a ResNet's weights stay in the last-level cache), else int16; each row padded with
-zeros to a multiple of ``K_ALIGN`` (cols too), so the k loop has no scalar remainder.
-The product (``_dots``) takes four weight rows times two patches per pass over k: eight
-int32 sums held in registers, the k loop vectorized by LLVM (sign extension, 32-bit
-multiply-add); the requantization is done on the eight sums before they are stored,
-the reference's float64 arithmetic. Exact where every partial sum fits int32 (the
-caller checks ``l1 * V < 2**31``): integer addition is associative, so the order does
-not matter. The 4 x 2 blocks of rows and patches are clamped at the edges (a last
+``conv`` is QLinearConv / ConvInteger's; ``product`` the matrix products' (A's rows are
+the patches, B's columns the weight rows). The weights are packed once per node
+(``PackedWeights``, ``pack``): (M, KH, KW, Cg) minus their zero point, int8 where every
+value fits (symmetric weights: a quarter of float32's bytes, so a ResNet's weights stay
+in the last-level cache), else int16; each row padded with zeros to a multiple of
+``K_ALIGN`` (cols too), so the k loop has no remainder. The product (``_dots``) takes
+four weight rows times two patches per pass over k (``_block_sums``): 16 values at a
+time, pairs of 16-bit products added in int32 (the pattern LLVM's x86 back end emits as
+``vpmaddwd``; elsewhere plain vector code), eight vector sums held in registers, folded
+to eight totals at the end; the requantization is done on the eight totals before they
+are stored, the reference's float64 arithmetic. Exact where every partial sum fits int32
+(the caller checks ``l1 * V < 2**31``): integer addition is associative, so the order
+does not matter. The 4 x 2 blocks of rows and patches are clamped at the edges (a last
 block recomputes the last row or patch: same value, stored twice).
 """
 
