@@ -12,7 +12,7 @@ from onnxkit.kernels.cpu._banded import band_rows, banded_conv, eligible as band
 from onnxkit.kernels.cpu._banded import scratch_shape
 from onnxkit.kernels.cpu._blas import matmul, with_library
 from onnxkit.kernels.cpu._buffers import empty, empty_known, read_only
-from onnxkit.kernels.cpu._depthwise import depthwise_conv, depthwise_conv_nhwc
+from onnxkit.kernels.cpu._depthwise import depthwise_conv, depthwise_small
 from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.kernels.cpu._epilogue import epilogue_rows, residual_rows
 from onnxkit.kernels.cpu._im2col import im2col, phase_shape, phases
@@ -42,21 +42,16 @@ def _weights(L, W, name: str, build):
 
 
 def depthwise(X, W, B, bias, Z4, L):
-    """A depthwise layer (a route, see ``conv._route``): planar kernel, or channels-last for small output planes with many channels."""
+    """A depthwise layer (a route, see ``conv._route``): planar kernel, or channels-last
+    for small output planes with many channels (``L.last``)."""
     Y = empty_known(L.out_shape, X.dtype, L.out_bytes)
     act = L.code[0]
+    z = _NO_Z4_READ[X.dtype] if Z4 is None else read_only(np.ascontiguousarray(Z4))
     if L.last:
         w_last = _weights(L, W, "depthwise", _channels_last_weights)
-        y_last = np.empty(Y.shape[2:] + Y.shape[1:2], X.dtype)
-        for i in range(X.shape[0]):
-            x_last = np.ascontiguousarray(X[i].transpose(1, 2, 0))
-            z_last = (_NO_Z3[X.dtype] if Z4 is None
-                      else np.ascontiguousarray(Z4[i].transpose(1, 2, 0)))
-            depthwise_conv_nhwc(x_last, w_last, bias, z_last, Z4 is not None,
-                                *L.depthwise_args, act, L.p0, L.p1, y_last)
-            np.copyto(Y[i], y_last.transpose(2, 0, 1))
+        depthwise_small(X, w_last, bias, z, Z4 is not None, *L.depthwise_args, act, L.p0, L.p1,
+                        Y)
         return Y
-    z = _NO_Z4_READ[X.dtype] if Z4 is None else read_only(np.ascontiguousarray(Z4))
     depthwise_conv(X, _weights(L, W, "planar", np.ascontiguousarray), bias, z, Z4 is not None,
                    *L.depthwise_args, act, L.p0, L.p1, Y)
     return Y

@@ -16,9 +16,9 @@ laid out with the phase width ``wq``:
 (bias, residual, activation) runs on each output plane once it is written.
 
 The commonest layers, 3x3 with padding 1 and stride 1 or 2, skip the phase planes
-(``_depthwise_3x3``). Other small planes (7x7 and less, with 32+ channels) run
-channels-last instead (``depthwise_conv_nhwc``): the caller transposes the few thousand
-values in and out, and the inner loop runs over the channels.
+(``_depthwise_3x3``). Small planes (8x8 and less, with 32+ channels) run channels-last
+instead, in one compiled call (``depthwise_small``): the values transposed in and out,
+and the inner loop runs over the channels.
 
 Index math from ``onnxkit.kernels.indexing`` (the index helpers of the cpu and cuda
 kernels): ``window_start`` (a window's taps read start + i*dh, as in the cuda direct
@@ -157,24 +157,17 @@ def _depthwise_planes(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1
             finish_plane(out, bias[m], z, n, m, has_z, code, p0, p1)
 
 
-def depthwise_conv_nhwc(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1, y):
-    """Channels-last, for small planes: x (H, W, C), w (KH, KW, C), y (OH, OW, C).
-
-    Every output pixel is one loop over the channels per tap (long and contiguous), where
-    the planar kernel would pay its per-channel setup on planes of a few dozen pixels.
-    The output rows are shared among the threads.
-    """
-    run_parts(_nhwc_rows, y.shape[0], x.size + y.size, x, w, bias, z, has_z, sh, sw, dh, dw, pt,
-              pl, code, p0, p1, y)
-
-
-@njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
-def _nhwc_rows(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1, y, lo, hi):
+@njit(inline="always")
+def _nhwc_rows(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1, y):
+    """Channels-last: x (H, W, C), w (KH, KW, C), y (OH, OW, C), z (OH, OW, C) when
+    ``has_z``. Every output pixel is one loop over the channels per tap (long and
+    contiguous), where the planar kernel would pay its per-channel setup on planes of a
+    few dozen pixels."""
     height, width, channels = x.shape
     kh, kw = w.shape[0], w.shape[1]
-    ow_n = y.shape[1]
+    oh_n, ow_n = y.shape[0], y.shape[1]
     zero = bias[0] * 0
-    for oh in range(lo, hi):
+    for oh in range(oh_n):
         top = _start(oh, sh, pt)
         for ow in range(ow_n):
             left = _start(ow, sw, pl)
@@ -197,3 +190,39 @@ def _nhwc_rows(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1, y, lo
                 finish(out, zero, z[oh, ow], True, code, p0, p1)
             else:
                 finish(out, zero, out, False, code, p0, p1)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
+def depthwise_small(x, w, bias, z, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1, y):
+    """A depthwise layer of small planes, channels-last, in one call on one thread (a
+    few thousand values: too few to share): x (N, C, H, W), w (KH, KW, C), y (N, C, OH,
+    OW), ``z`` (N, C, OH, OW) when ``has_z``. Per image, x (and z) transposed to
+    channels-last scratch, ``_nhwc_rows``, and the result transposed back."""
+    images, channels, height, width = x.shape
+    oh_n, ow_n = y.shape[2], y.shape[3]
+    xl = np.empty((height, width, channels), x.dtype)
+    yl = np.empty((oh_n, ow_n, channels), x.dtype)
+    zl = np.empty((oh_n, ow_n, channels) if has_z else (1, 1, 1), x.dtype)
+    for n in range(images):
+        _to_last(x[n], xl)
+        if has_z:
+            _to_last(z[n], zl)
+        _nhwc_rows(xl, w, bias, zl, has_z, sh, sw, dh, dw, pt, pl, code, p0, p1, yl)
+        pixels = oh_n * ow_n
+        src = yl.reshape(pixels * channels)
+        for c in range(channels):
+            dst = y[n, c].reshape(pixels)
+            for t in range(pixels):
+                dst[t] = src[t * channels + c]
+
+
+@njit(inline="always")
+def _to_last(src, dst):
+    """src (C, H, W) into dst (H, W, C), written in order (written across, at each
+    value's channel stride, the copy took 3-5x as long)."""
+    channels, height, width = src.shape
+    for h in range(height):
+        for v in range(width):
+            d = dst[h, v]
+            for c in range(channels):
+                d[c] = src[c, h, v]

@@ -10,8 +10,8 @@
       then bias, residual Z and activation in one pass (``_epilogue``); stems by row
       bands (``_banded``)
     depthwise (group == C, W is (C*mult, 1, KH, KW)): direct Numba loop, epilogue fused
-        (planar; channels-last when the output plane has at most 64 pixels, unless the
-        layer is 3x3 with padding 1 and stride 1 or 2: ``_depthwise_3x3``)
+        (planar, ``_depthwise_3x3`` for 3x3 with padding 1 and stride 1 or 2;
+        channels-last when the output plane has at most 64 pixels and 32+ channels)
     winograd4 / winograd: F(4x4, 3x3) (36 BLAS products, ``_winograd4``) or F(2x2, 3x3)
         (16 products, ``_winograd``), epilogue fused
     dots: patches, one dot product per output value and the epilogue in one Numba call
@@ -46,7 +46,6 @@ from onnxkit.kernels.cpu._conv_nd import conv_nd
 from onnxkit.kernels.cpu._conv_routes import (FLOATS, by_dots, depthwise, run_im2col,
                                               run_winograd, run_winograd4)
 from onnxkit.kernels.cpu._conv_rules import facts, may_run, rule
-from onnxkit.kernels.cpu._depthwise_3x3 import direct_3x3
 from onnxkit.kernels.cpu._pointwise import run_bands, run_product
 from onnxkit.kernels.cpu._route import fall_back, note, taken
 from onnxkit.kernels.cpu._tuning import timed, tuning
@@ -247,9 +246,7 @@ def _route(L, X, W, tuned: bool):
               "im2col": run_product if f.pointwise else run_im2col}
     if names[0] == "depthwise":
         c, m = X.shape[1], W.shape[0]
-        L.last = (f.pixels <= SMALL_PLANE and c >= 32 and m == c
-                  and not direct_3x3(W.shape[2:], g.strides, g.dilations, g.begin,
-                                     X.shape[2:], g.out))
+        L.last = f.pixels <= SMALL_PLANE and c >= 32 and m == c
     if len(names) == 1 or not tuned:
         L.route, L.algorithm = routes[L.default], L.default
         return

@@ -107,7 +107,7 @@ def _calls():
                                                       activation="Relu")),
         ("depthwise + Z", lambda: conv.fused_conv(x, c(4, 1, 3, 3), c(4), r(1, 4, 9, 9), group=4,
                                                   pads=[1, 1, 1, 1])),
-        # channels-last: small planes, many channels, not 3x3 with padding 1 (``direct_3x3``)
+        # channels-last: small planes (64 output pixels at most), 32+ channels
         ("depthwise NHWC", lambda: conv.fused_conv(r(1, 32, 5, 5), c(32, 1, 5, 5), c(32), group=32,
                                                    pads=[2, 2, 2, 2], activation="Relu")),
         ("depthwise NHWC + Z", lambda: conv.fused_conv(r(1, 32, 5, 5), c(32, 1, 5, 5), c(32),
