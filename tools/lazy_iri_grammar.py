@@ -64,8 +64,8 @@ class _Finder:
     def find_spec(self, name, path=None, target=None):
         if name != TARGET:
             return None
-        sys.meta_path.remove(self)  # once, and not for the lookup below
         try:
+            sys.meta_path.remove(self)  # once, and not for the lookup below
             from importlib.machinery import PathFinder
 
             spec = PathFinder.find_spec(name, path)
