@@ -51,18 +51,7 @@ $(STAMP): pyproject.toml exercises/classroom/package-lock.json
 	cd exercises/classroom && npm ci --no-audit --no-fund --loglevel=error  # JupyterHub's proxy
 	touch $(STAMP)
 
-# jsonschema's IRI format check (rfc3987_syntax) compiles 39 Earley parsers when imported:
-# ~3 s of CPU in every process that imports jsonschema (each Jupyter server, nbconvert,
-# nbgrader, papermill, pytest with nbval). tools/lazy_iri_grammar.py, started by a .pth
-# file, has them built on first use instead (same parsers, same results).
-SITE_PACKAGES = $(shell $(PY) -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
-LAZY_IRI := $(VENV)/.installed-lazy-iri
-$(LAZY_IRI): tools/lazy_iri_grammar.py $(STAMP)
-	cp tools/lazy_iri_grammar.py "$(SITE_PACKAGES)/_onnxkit_lazy_iri.py"
-	echo "import _onnxkit_lazy_iri" > "$(SITE_PACKAGES)/_onnxkit_lazy_iri.pth"
-	touch $@
-
-venv: $(STAMP) $(LAZY_IRI)
+venv: $(STAMP)
 
 # nothing is compiled first: a cpu kernel compiles on its first use (a one-line notice
 # says so) and is cached in .cache/numba from then on
