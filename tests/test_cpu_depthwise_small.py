@@ -20,7 +20,8 @@ CASES = [
     ((1, 576, 2, 2), 3, 1, 1, 1),
     ((1, 40, 1, 1), 3, 1, 1, 1),  # one pixel
     ((1, 72, 8, 8), 3, 2, 1, 1),  # stride 2 to 4x4
-    ((1, 48, 8, 8), 3, 1, 1, 1),  # 64 pixels: the largest channels-last plane
+    ((1, 48, 8, 8), 3, 1, 1, 1),  # 3x3 on 64 pixels: planar
+    ((1, 40, 8, 8), 5, 1, 2, 1),  # 5x5 on 64 pixels: the largest channels-last plane
     ((2, 32, 7, 7), 5, 2, 2, 1),  # a batch, 5x5 stride 2
     ((1, 120, 3, 5), 3, 1, 1, 1),  # not square
     ((1, 32, 4, 4), 3, 1, 1, 2),  # two filters per channel: planar

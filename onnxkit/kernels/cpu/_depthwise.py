@@ -16,9 +16,9 @@ laid out with the phase width ``wq``:
 (bias, residual, activation) runs on each output plane once it is written.
 
 The commonest layers, 3x3 with padding 1 and stride 1 or 2, skip the phase planes
-(``_depthwise_3x3``). Small planes (8x8 and less, with 32+ channels) run channels-last
-instead, in one compiled call (``depthwise_small``): the values transposed in and out,
-and the inner loop runs over the channels.
+(``_depthwise_3x3``). Small planes (8x8 and less, 4x4 for those 3x3 layers, with 32+
+channels) run channels-last instead, in one compiled call (``depthwise_small``): the
+values transposed in and out, and the inner loop runs over the channels.
 
 Index math from ``onnxkit.kernels.indexing`` (the index helpers of the cpu and cuda
 kernels): ``window_start`` (a window's taps read start + i*dh, as in the cuda direct

@@ -11,7 +11,8 @@
       bands (``_banded``)
     depthwise (group == C, W is (C*mult, 1, KH, KW)): direct Numba loop, epilogue fused
         (planar, ``_depthwise_3x3`` for 3x3 with padding 1 and stride 1 or 2;
-        channels-last when the output plane has at most 64 pixels and 32+ channels)
+        channels-last when the output plane has at most 64 pixels - 16 for those 3x3
+        layers - and 32+ channels)
     winograd4 / winograd: F(4x4, 3x3) (36 BLAS products, ``_winograd4``) or F(2x2, 3x3)
         (16 products, ``_winograd``), epilogue fused
     dots: patches, one dot product per output value and the epilogue in one Numba call
@@ -46,6 +47,7 @@ from onnxkit.kernels.cpu._conv_nd import conv_nd
 from onnxkit.kernels.cpu._conv_routes import (FLOATS, by_dots, depthwise, run_im2col,
                                               run_winograd, run_winograd4)
 from onnxkit.kernels.cpu._conv_rules import facts, may_run, rule
+from onnxkit.kernels.cpu._depthwise_3x3 import direct_3x3
 from onnxkit.kernels.cpu._pointwise import run_bands, run_product
 from onnxkit.kernels.cpu._route import fall_back, note, taken
 from onnxkit.kernels.cpu._tuning import timed, tuning
@@ -54,6 +56,9 @@ from onnxkit.ops.fused.fused_conv import fused_conv as reference_fused_conv
 from onnxkit.ops.nn.conv import conv as reference_conv
 from onnxkit.ops.registry import op
 SMALL_PLANE = 64  # output pixels; at most this many: channels-last depthwise
+# ... and this many for the 3x3 layers ``_depthwise_3x3`` serves (padding 1, stride 1
+# or 2): on 8x8 outputs it was as fast (stride 1) or faster (stride 2, 1.7x)
+SMALL_PLANE_3X3 = 16
 MAX_LAYERS = 64  # input shapes one node keeps a Layer for; past this it starts again
 _CHOOSING = threading.Lock()  # one timing at a time: a session's threads agree on a choice
 _ND = "n-d"  # a layer of 3-D and larger inputs (``_conv_nd``)
@@ -246,7 +251,8 @@ def _route(L, X, W, tuned: bool):
               "im2col": run_product if f.pointwise else run_im2col}
     if names[0] == "depthwise":
         c, m = X.shape[1], W.shape[0]
-        L.last = f.pixels <= SMALL_PLANE and c >= 32 and m == c
+        direct = direct_3x3(W.shape[2:], g.strides, g.dilations, g.begin, X.shape[2:], g.out)
+        L.last = f.pixels <= (SMALL_PLANE_3X3 if direct else SMALL_PLANE) and c >= 32 and m == c
     if len(names) == 1 or not tuned:
         L.route, L.algorithm = routes[L.default], L.default
         return
