@@ -15,28 +15,14 @@ from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 import onnxkit
+from tests.test_cpu_quantized import model_of
 
 U8, I8 = np.uint8, np.int8
 
 
 def conv_model(op, inputs, attrs, fed=(0,)):
-    names = [f"in{k}" if v is not None else "" for k, v in enumerate(inputs)]
-    graph_inputs, inits = [], []
-    for k, (name, value) in enumerate(zip(names, inputs)):
-        if value is None:
-            continue
-        value = np.asarray(value)
-        if k in fed:
-            graph_inputs.append(helper.make_tensor_value_info(
-                name, helper.np_dtype_to_tensor_dtype(value.dtype), value.shape))
-        else:
-            inits.append(numpy_helper.from_array(value, name))
     out_type = np.int32 if op == "ConvInteger" else np.asarray(inputs[-2]).dtype
-    out = helper.make_tensor_value_info("out", helper.np_dtype_to_tensor_dtype(
-        np.dtype(out_type)), None)
-    node = helper.make_node(op, names, ["out"], **attrs)
-    graph = helper.make_graph([node], op, graph_inputs, [out], inits)
-    return helper.make_model(graph, ir_version=8, opset_imports=[helper.make_opsetid("", 10)])
+    return model_of(op, inputs, attrs, fed, out_types=[out_type], opset=10)
 
 
 def cpu_and_oracle(op, inputs, attrs, fed=(0,)):
