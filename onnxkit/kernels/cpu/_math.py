@@ -202,6 +202,17 @@ def mean_inv_std(src, eps):
 
 
 @njit(inline="always", fastmath=FASTMATH, error_model="numpy")
+def rms_inv(src, eps):
+    """1 / sqrt(mean(src^2) + eps) of the 1-D ``src``, the sum in float64 (any order):
+    RMSNormalization's rows."""
+    squares = 0.0
+    for i in range(src.size):
+        v = float(src[i])
+        squares += v * v
+    return 1.0 / math.sqrt(squares / src.size + eps)
+
+
+@njit(inline="always", fastmath=FASTMATH, error_model="numpy")
 def _add_bias(dst, b, z, with_z, code, p0, p1):
     n = dst.size
     if with_z:

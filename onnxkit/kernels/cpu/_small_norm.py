@@ -20,14 +20,12 @@ the node's general kernel.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit, types
 
 from onnxkit.kernels.cpu._buffers import empty_known
 from onnxkit.kernels.cpu._entry import compiled_entry
-from onnxkit.kernels.cpu._math import FASTMATH, mean_inv_std
+from onnxkit.kernels.cpu._math import FASTMATH, mean_inv_std, rms_inv
 from onnxkit.kernels.cpu._threads import min_parallel
 
 F32 = np.dtype(np.float32)
@@ -60,11 +58,7 @@ def _rms_rows(x, scale, eps, y):
     x2, y2 = x.reshape((rows, d)), y.reshape((rows, d))
     for r in range(rows):
         row = x2[r]
-        squares = 0.0
-        for i in range(d):
-            v = float(row[i])
-            squares += v * v
-        inv = 1.0 / math.sqrt(squares / d + eps)
+        inv = rms_inv(row, eps)
         out = y2[r]
         for i in range(d):
             out[i] = row[i] * inv * scale[i]

@@ -15,15 +15,13 @@ https://onnx.ai/onnx/operators/onnx__RMSNormalization.html
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import SMALL, empty, read_only
 from onnxkit.kernels.cpu._dtypes import COMPILED
-from onnxkit.kernels.cpu._math import FASTMATH
+from onnxkit.kernels.cpu._math import FASTMATH, rms_inv
 from onnxkit.kernels.cpu._route import fall_back
 from onnxkit.kernels.cpu._small_norm import prepare_norm
 from onnxkit.kernels.cpu._threads import min_parallel, run_parts
@@ -38,11 +36,7 @@ def _rms_rows(x, scale, eps, y, lo, hi):
     d = x.shape[1]
     for r in range(lo, hi):
         row = x[r]
-        squares = 0.0
-        for i in range(d):
-            v = float(row[i])
-            squares += v * v
-        inv = 1.0 / math.sqrt(squares / d + eps)
+        inv = rms_inv(row, eps)
         out = y[r]
         for i in range(d):
             out[i] = row[i] * inv * scale[i]
