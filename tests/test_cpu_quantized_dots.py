@@ -1,4 +1,4 @@
-"""QLinearConv / ConvInteger's integer products on the cpu executor (``quantized_dots``)
+"""QLinearConv / ConvInteger's integer products on the cpu executor (``_quantized_dots``)
 against onnx.reference and exact int64 sums, bit for bit.
 
 The product takes blocks of four output channels by two output pixels, rows padded to a

@@ -24,14 +24,16 @@ so the two executors always give the same answers.
 | tensor          | Gather, GatherND, Expand, Transpose, Concat                      |
 | logical         | And, Or, Xor, Not, IsNaN, Where (numpy, small tensors)           |
 | cast            | Cast between numpy's plain types                                 |
-| reshape_slice   | Reshape, Slice (constant index inputs worked out once)           |
+| reshape_slice   | Reshape, Slice (constant index inputs worked out once), Squeeze, |
+|                 | Unsqueeze, Flatten (views)                                       |
 | resize          | Resize (nearest / linear, 2-D)                                   |
 | fused_quant     | onnxkit::MatMulIntegerToFloat / DynamicQuantizeMatMul / QuantizeDequantize (the chains' cpu kernels) |
 | quantized       | QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,         |
 |                 | com.microsoft::QLinearAdd / QLinearMul                           |
 | quantized_conv, | QLinearConv, ConvInteger; MatMulInteger, QLinearMatMul,          |
-| quantized_matmul| com.microsoft::QGemm (exact integer sums: BLAS or int16 dots)    |
-| quantized_pool  | com.microsoft::QLinearGlobalAveragePool                          |
+| quantized_matmul| com.microsoft::QGemm (exact integer sums: int32 dot products of  |
+|                 | packed weights, ``_quantized_dots``; float64 BLAS past int32)    |
+| quantized_pool  | com.microsoft::QLinearGlobalAveragePool, MaxPool of 8-bit types  |
 | half            | no kernel of its own: float16 nodes of the ops in ``half.OPS``   |
 |                 | run their float32 kernel between casts (a plan-time hook)        |
 

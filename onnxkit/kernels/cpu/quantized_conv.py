@@ -1,7 +1,7 @@
 """QLinearConv and ConvInteger on the ``cpu`` executor: exact integer sums.
 
     ints:  acc[n, m, p] = sum_k (w - w_zero_point)[m, k] * patches(x - x_zero_point)[p, k]
-           in int32 (``quantized_dots``: the weights packed once per node, int8 where they
+           in int32 (``_quantized_dots``: the weights packed once per node, int8 where they
            fit; the requantization done on the sums before they are stored)
     blas:  where a sum may not fit int32: cols = im2col(x - x_zero_point) in float64,
            acc[n, g] = (w - w_zero_point)[g] (Mg, Cg*KH*KW) @ cols (Cg*KH*KW, OH*OW)
@@ -28,8 +28,8 @@ from onnxkit.kernels.cpu._blas import matmul
 from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._im2col import im2col, phase_shape, phases
 from onnxkit.kernels.cpu._route import fall_back
-from onnxkit.kernels.cpu.quantized_dots import PackedWeights
-from onnxkit.kernels.cpu.quantized_dots import conv as dots_conv
+from onnxkit.kernels.cpu._quantized_dots import PackedWeights
+from onnxkit.kernels.cpu._quantized_dots import conv as dots_conv
 from onnxkit.kernels.cpu.quantized_matmul import (EIGHT_BIT, EXACT_IN_INT32, ShiftedWeights,
                                                   exact_dtype, requantize, value_bound)
 from onnxkit.ops.quant import conv_integer as ref_conv_integer
@@ -105,7 +105,7 @@ class PreparedQLinearConv:
         return y
 
     def integer_conv(self, x, x_zero, w, w_zero, out_dtype, requantization=None):
-        """y (N, M, OH, OW) by ``quantized_dots.conv`` (int32 sums; requantized into
+        """y (N, M, OH, OW) by ``_quantized_dots.conv`` (int32 sums; requantized into
         ``out_dtype`` when ``requantization`` is given), or None where a sum may not fit
         int32 or the reference serves."""
         geometry = self._geometry(x, x_zero, w, w_zero)

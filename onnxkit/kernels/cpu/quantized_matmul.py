@@ -8,7 +8,7 @@
 Exactness rule: the operands' shifted values are small integers. Every partial sum is an
 integer bounded by ``sum_k |b[k, n] - zb[n]| * max |a - za|`` (the largest column's L1
 norm times the largest shifted value A's type allows). Where that bound is below 2**31
-the product is int32 sums (``quantized_dots.product``: B's columns packed as int8 /
+the product is int32 sums (``_quantized_dots.product``: B's columns packed as int8 /
 int16 rows, 16-bit pair products), exact in any order, except a small product (at most
 ``SMALL_PRODUCT`` multiply-adds) whose bound is at most 2**24: numpy's float32 matmul.
 Beyond 2**31, BLAS in float64 (exact to 2**53, beyond any 8-bit product of fewer than
@@ -30,8 +30,8 @@ from onnxkit.kernels.cpu._blas import matmul
 from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._route import fall_back
 from onnxkit.kernels.cpu._threads import run_parts
-from onnxkit.kernels.cpu.quantized_dots import pack
-from onnxkit.kernels.cpu.quantized_dots import product as int_product
+from onnxkit.kernels.cpu._quantized_dots import pack
+from onnxkit.kernels.cpu._quantized_dots import product as int_product
 from onnxkit.ops.quant import matmul_integer as ref_mmi
 from onnxkit.ops.quant import qgemm as ref_qgemm
 from onnxkit.ops.quant import qlinear_matmul as ref_qmm
@@ -106,7 +106,7 @@ class ShiftedWeights:
 
     def packed_columns(self) -> np.ndarray:
         """The shifted (K, N) weights' columns as packed rows (N, Kp), int8 where every
-        value fits, else int16 (``quantized_dots.pack``): what the integer products read."""
+        value fits, else int16 (``_quantized_dots.pack``): what the integer products read."""
         if self.columns is None:
             self.columns = pack(self.shifted.T)
         return self.columns
@@ -149,7 +149,7 @@ class PreparedProduct:
         dtype = exact_dtype(w.l1, bound)
         rows = a.reshape(-1, a.shape[-1])
         small = rows.shape[0] * n * k <= SMALL_PRODUCT and dtype == F32
-        if w.l1 * bound < EXACT_IN_INT32 and not small:  # ``quantized_dots.product``
+        if w.l1 * bound < EXACT_IN_INT32 and not small:  # ``_quantized_dots.product``
             za = 0 if a_zero is None else int(np.asarray(a_zero).reshape(()))
             acc = empty((rows.shape[0], n), np.int32)
             int_product(read_only(np.ascontiguousarray(rows)), za, w.packed_columns(), acc)
