@@ -26,3 +26,10 @@ def layer_geometry(in_shape, kernel, strides=None, dilations=None, pads=None,
     return _cached(as_key(in_shape), as_key(kernel), as_key(strides), as_key(dilations),
                    as_key(pads),
                    auto_pad, ceil_mode)
+
+
+def attrs_fit(nd: int, kernel, strides, dilations, pads) -> bool:
+    """Whether a pooling node's attributes have the lengths of ``nd`` spatial axes (the
+    compiled pools' check; anything else goes to the reference kernel, which says why)."""
+    return kernel is not None and len(kernel) == nd and all(
+        v is None or len(v) == size for v, size in ((strides, nd), (dilations, nd), (pads, 2 * nd)))

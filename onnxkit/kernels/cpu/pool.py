@@ -39,7 +39,7 @@ from numba import njit
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty, read_only
 from onnxkit.kernels.cpu._dtypes import COMPILED
-from onnxkit.kernels.cpu._geometry import layer_geometry
+from onnxkit.kernels.cpu._geometry import attrs_fit, layer_geometry
 from onnxkit.kernels.cpu._im2col import copy_run, phase_index
 from onnxkit.kernels.cpu._route import fall_back
 from onnxkit.kernels.cpu._threads import run_parts
@@ -198,9 +198,7 @@ def _planes_2d(X, kernel_shape, strides, dilations, pads, auto_pad, ceil_mode):
     if X.dtype not in COMPILED or X.ndim not in (3, 4) or X.size == 0:
         return None
     nd = X.ndim - 2
-    if kernel_shape is None or len(kernel_shape) != nd or any(
-            v is not None and len(v) != size
-            for v, size in ((strides, nd), (dilations, nd), (pads, 2 * nd))):
+    if not attrs_fit(nd, kernel_shape, strides, dilations, pads):
         return None
     g = layer_geometry(X.shape[2:], kernel_shape, strides, dilations, pads, auto_pad, ceil_mode)
     out_shape = X.shape[:2] + g.out

@@ -23,7 +23,7 @@ from numba import njit
 
 from onnxkit.kernels.cpu import CPU
 from onnxkit.kernels.cpu._buffers import empty, read_only
-from onnxkit.kernels.cpu._geometry import layer_geometry
+from onnxkit.kernels.cpu._geometry import attrs_fit, layer_geometry
 from onnxkit.kernels.cpu._route import fall_back
 from onnxkit.kernels.cpu._threads import run_parts
 from onnxkit.ops.quant import qlinear_global_average_pool as ref_pool
@@ -131,9 +131,7 @@ def max_pool_8bit(X, kernel_shape, strides=None, dilations=None, pads=None,
     if X.dtype not in EIGHT_BIT or X.ndim not in (3, 4) or X.size == 0:
         return None
     nd = X.ndim - 2
-    if kernel_shape is None or len(kernel_shape) != nd or any(
-            v is not None and len(v) != size
-            for v, size in ((strides, nd), (dilations, nd), (pads, 2 * nd))):
+    if not attrs_fit(nd, kernel_shape, strides, dilations, pads):
         return None
     g = layer_geometry(X.shape[2:], kernel_shape, strides, dilations, pads, auto_pad,
                        ceil_mode)
