@@ -42,7 +42,7 @@ from onnxkit.ops.registry import op
 F32 = np.float32
 EXACT_IN_FLOAT32 = 1 << 24  # integers up to this magnitude are exact in float32
 # multiply-adds; at most this many, exact in float32: numpy's matmul (one thread during a
-# run; less to set up than the integer products: 32x64 @ 64x64 7 against 14 us)
+# run; less to set up than the integer products: docs/cpu.md, quantized products)
 SMALL_PRODUCT = 1 << 17
 EXACT_IN_INT32 = 1 << 31
 
