@@ -159,3 +159,11 @@ def prepare_norm(general, kind, node, attrs: dict, constants: dict):
     last = -1 if axis == -1 else axis
     return PreparedNorm(general, (scale, bias), kind, scale, bias,
                         attrs.get("epsilon", 1e-5), last, outputs, node.op_type)
+
+
+def install_prepare(general, kind: str) -> None:
+    """Give the norm kernel ``general`` its plan-time hook: ``prepare_norm`` for its nodes."""
+    def prepare(node, attrs: dict, constants: dict, shapes: dict):
+        return prepare_norm(general, kind, node, attrs, constants)
+
+    general.prepare = prepare

@@ -26,7 +26,7 @@ from onnxkit.kernels.cpu._buffers import SMALL, empty, read_only, zeros_read_onl
 from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.kernels.cpu._math import FASTMATH, mean_inv_std
 from onnxkit.kernels.cpu._route import fall_back
-from onnxkit.kernels.cpu._small_norm import prepare_norm
+from onnxkit.kernels.cpu._small_norm import install_prepare
 from onnxkit.kernels.cpu._threads import min_parallel, run_parts
 from onnxkit.ops.fused import layer_norm as ref_fused
 from onnxkit.ops.nn import layer_norm as ref_layer_norm
@@ -123,18 +123,6 @@ def skip_layer_normalization(X, Skip, Scale, B=None, *, axis=-1, epsilon=1e-5):
     return Y, S
 
 
-def _prepare_layer_norm(node, attrs: dict, constants: dict, shapes: dict):
-    return prepare_norm(layer_normalization, "layer", node, attrs, constants)
-
-
-def _prepare_onnxkit_layer_norm(node, attrs: dict, constants: dict, shapes: dict):
-    return prepare_norm(onnxkit_layer_normalization, "layer", node, attrs, constants)
-
-
-def _prepare_skip_layer_norm(node, attrs: dict, constants: dict, shapes: dict):
-    return prepare_norm(skip_layer_normalization, "skip", node, attrs, constants)
-
-
-layer_normalization.prepare = _prepare_layer_norm
-onnxkit_layer_normalization.prepare = _prepare_onnxkit_layer_norm
-skip_layer_normalization.prepare = _prepare_skip_layer_norm
+install_prepare(layer_normalization, "layer")
+install_prepare(onnxkit_layer_normalization, "layer")
+install_prepare(skip_layer_normalization, "skip")

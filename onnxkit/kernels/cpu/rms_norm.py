@@ -23,7 +23,7 @@ from onnxkit.kernels.cpu._buffers import SMALL, empty, read_only
 from onnxkit.kernels.cpu._dtypes import COMPILED
 from onnxkit.kernels.cpu._math import FASTMATH, rms_inv
 from onnxkit.kernels.cpu._route import fall_back
-from onnxkit.kernels.cpu._small_norm import prepare_norm
+from onnxkit.kernels.cpu._small_norm import install_prepare
 from onnxkit.kernels.cpu._threads import min_parallel, run_parts
 from onnxkit.ops.fused import rms_norm as ref_fused
 from onnxkit.ops.nn import rms_norm as ref_rms_norm
@@ -90,13 +90,5 @@ def onnxkit_rms_normalization(X, scale, *, axis=-1, epsilon=1e-5, stash_type=1):
     return _rms_or(ref_fused.rms_normalization, X, scale, axis, epsilon, stash_type)
 
 
-def _prepare_rms_norm(node, attrs: dict, constants: dict, shapes: dict):
-    return prepare_norm(rms_normalization, "rms", node, attrs, constants)
-
-
-def _prepare_onnxkit_rms_norm(node, attrs: dict, constants: dict, shapes: dict):
-    return prepare_norm(onnxkit_rms_normalization, "rms", node, attrs, constants)
-
-
-rms_normalization.prepare = _prepare_rms_norm
-onnxkit_rms_normalization.prepare = _prepare_onnxkit_rms_norm
+install_prepare(rms_normalization, "rms")
+install_prepare(onnxkit_rms_normalization, "rms")
