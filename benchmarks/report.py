@@ -73,7 +73,8 @@ def markdown(results: list[dict], info: dict) -> str:
               f"- 1x1 layers by column bands or one product: {_pointwise_choice(results)}",
               f"- oneMKL or OpenBLAS for each product: {_blas_choice(results)}",
               f"- kernel cache warmed in {info.get('warm_s', 0):.1f} s before measuring; each "
-              "cell is its own process: median of repeated runs after warm-up",
+              f"cell measured in {info.get('rounds', 1)} round(s), each round a fresh process: "
+              "median of all the timed runs after warm-up",
               f"- measurements started on an idle machine: {_quiet(results)}", ""]
     lines += ["## Median time per run (ms)", "",
               "| model | " + " | ".join(NAMES.get(r, r) for r in runtimes) + " |",

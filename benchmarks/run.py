@@ -6,7 +6,7 @@
 
 For each model (``benchmarks.models`` builds them) and each runtime a fresh Python
 process imports the runtime, times the session's start (construction + first run; the
-imports are not counted), runs it repeatedly and reports the median, and memory: the
+imports are not counted), runs it repeatedly, and reports memory: the
 high-water mark of the resident set minus the resident set once the runtime's libraries
 are loaded ("session": weights, buffers, arenas, compiled kernels), and minus the
 resident set before they were imported ("total": Numba and LLVM alone are ~120 MiB,
@@ -19,6 +19,10 @@ onnxruntime's library ~20 MiB). Runtimes:
 | onnxkit-ref         | onnxkit, ``executor="reference"`` (level 0)                 |
 | onnx-ref            | ``onnx.reference.ReferenceEvaluator``                       |
 
+The cells are measured in ``--rounds`` rounds (default 3; each round runs every model on
+every runtime, one model's runtimes one after another, each in a fresh process, for a third
+of the time): the median is over all the timed runs of a cell's rounds, so a shared machine
+that slows down for a minute weighs on every runtime, not on the few measured then.
 Every runtime gets the same number of threads (``--threads``, default: all cores).
 ``OPENBLAS_CORETYPE`` is removed from the children's environment unless
 ``--keep-coretype``: users' machines do not force a BLAS core, and a forced older core
@@ -144,9 +148,8 @@ def child(spec: dict) -> dict:
         if len(times) >= spec["min_repeat"] and spent > spec["max_seconds"]:
             break
     high = _rss_kib("VmHWM") if resettable else _maxrss_kib()
-    result = {"model": model, "runtime": runtime, "median_ms": float(np.median(times)) * 1e3,
-              "min_ms": float(np.min(times)) * 1e3, "runs": len(times),
-              "p90_ms": float(np.percentile(times, 90)) * 1e3, "start_s": start_s,
+    result = {"model": model, "runtime": runtime, "times_ms": [t * 1e3 for t in times],
+              "start_s": start_s,
               "peak_mib": (high - base) / 1024, "peak_total_mib": (high - base_total) / 1024,
               "libraries_mib": (base - base_total) / 1024, "peak_exact": resettable}
     if runtime.startswith("cpu-"):
@@ -172,6 +175,21 @@ def child(spec: dict) -> dict:
         np.save(spec["save"], np.asarray(outputs[0], dtype=np.float32))
     del limiter
     return result
+
+
+def merge_rounds(rounds: list[dict]) -> dict:
+    """One cell's measurements from several rounds as one: the median, minimum and 90th
+    percentile of all the timed runs, each round's median, the median start, the highest
+    peak memory; the rest (BLAS, tuning) from the first round."""
+    merged = {k: v for k, v in rounds[0].items() if k != "times_ms"}
+    times = np.concatenate([r["times_ms"] for r in rounds])
+    merged.update(median_ms=float(np.median(times)), min_ms=float(np.min(times)),
+                  p90_ms=float(np.percentile(times, 90)), runs=int(times.size),
+                  round_medians_ms=[float(np.median(r["times_ms"])) for r in rounds],
+                  start_s=float(np.median([r["start_s"] for r in rounds])))
+    for key in ("peak_mib", "peak_total_mib"):
+        merged[key] = max(r[key] for r in rounds)
+    return merged
 
 
 def _maxrss_kib() -> int:
@@ -264,6 +282,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=30, help="timed runs per measurement")
     parser.add_argument("--max-seconds", type=float, default=8.0,
                         help="stop repeating after this long (at least 3 runs)")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="measure every cell this many times, one model's runtimes "
+                             "after another in each round, so that a machine that slows "
+                             "down or speeds up during the run weighs on every runtime")
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--keep-coretype", action="store_true",
                         help="keep OPENBLAS_CORETYPE in the children's environment")
@@ -288,21 +310,25 @@ def main(argv: list[str] | None = None) -> int:
     info["keep_coretype"] = args.keep_coretype
     info["load_before"] = os.getloadavg()
     info["warm_s"] = _warm(env)
-    results = []
-    work = [(m, r) for m in args.models for r in args.runtimes]
+    cells: dict[tuple[str, str], list[dict]] = {}
+    rounds = info["rounds"] = max(1, args.rounds)
+    work = [(k, m, r) for k in range(rounds) for m in args.models for r in args.runtimes]
     outputs_dir = Path(tempfile.mkdtemp(prefix="onnxkit-bench-"))
     bar = tqdm(work, unit="measurement")
-    for model, runtime in bar:
-        bar.set_description(f"{model:12s} {runtime:11s}")
+    for k, model, runtime in bar:
+        bar.set_description(f"round {k + 1}/{rounds} {model:12s} {runtime:11s}")
         slow = runtime in ("onnx-ref", "onnxkit-ref")
         spec = {"model": model, "runtime": runtime, "threads": args.threads,
-                "repeat": repeat, "min_repeat": 3, "max_seconds": max_seconds,
-                "warmup": 1 if slow else 3, "save": str(outputs_dir / f"{model}.{runtime}.npy")}
+                "repeat": -(-repeat // rounds), "min_repeat": 3,
+                "max_seconds": max_seconds / rounds, "warmup": 1 if slow else 3,
+                "save": str(outputs_dir / f"{model}.{runtime}.npy") if k == 0 else None}
         quiet = wait_quiet(args.wait_quiet) if args.wait_quiet else None
         result = run_child(spec, env, timeout=600)
         result["quiet_before"] = quiet
         result["load_after"] = os.getloadavg()[0]
-        results.append(result)
+        cells.setdefault((model, runtime), []).append(result)
+    results = [next((r for r in rs if "error" in r), None) or merge_rounds(rs)
+               for rs in cells.values()]
     info["load_after"] = os.getloadavg()
     report.add_output_differences(results, outputs_dir)
     shutil.rmtree(outputs_dir, ignore_errors=True)
