@@ -55,8 +55,10 @@ _start = for_cpu(window_start)
 
 @njit(inline="always")
 def _bigger(best, v):
-    """max(best, v) where NaN wins (either side), as the reference's np.max."""
-    return best if (v <= best or best != best) else v
+    """max(best, v) where NaN wins (either side), as the reference's np.max. Numba's
+    ``np.maximum`` on two scalars vectorizes in the callers' loops; a compare-and-select
+    of them does not."""
+    return np.maximum(best, v)
 
 
 @njit(inline="always")
