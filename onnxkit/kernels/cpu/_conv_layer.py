@@ -28,7 +28,8 @@ class Layer:
     __slots__ = ("g", "out_shape", "out_bytes", "code", "after", "activation", "params",
                  "group", "no_bias", "route", "candidates", "default", "pick_key", "p0", "p1",
                  "zero", "dots_args", "dots_geo", "patch_shape", "patch_bytes", "last",
-                 "depthwise_args", "algorithm", "constant", "one_d", "weights", "live_w")
+                 "depthwise_args", "algorithm", "constant", "one_d", "weights", "live_w",
+                 "entries")
 
     def __init__(self, X, W, auto_pad, dilations, group, pads, strides, activation, params):
         self.g = g = layer_geometry(X.shape[2:], W.shape[2:], strides, dilations, pads,
@@ -58,6 +59,7 @@ class Layer:
         self.constant = False  # W is an initializer: what is derived from it is kept
         self.one_d = False  # a 1-D layer, run as a 2-D one of height 1
         self.weights: dict = {}  # algorithm -> W transformed for it (``conv._weights``)
+        self.entries: dict = {}  # kernel call key -> compiled entry point (``_conv_routes``)
         self.live_w = None  # W cut to its live taps (``live_taps``): what the route reads
 
 

@@ -41,6 +41,24 @@ def _weights(L, W, name: str, build):
     return laid
 
 
+def _call(L, key, kernel, args) -> None:
+    """``kernel(*args)``, after the first call through the compiled variant's entry point
+    kept on the layer under ``key`` (``_entry``: no dispatcher typing the dozen
+    arguments, the activation code's object among them, on every call). ``key`` names
+    what may change the arguments' types between a layer's calls: the route, whether a
+    residual is read, whether ``bias`` is contiguous; the rest is fixed by the layer
+    (dtype and rank of X, the weights and scratch built for it, C-contiguous arrays)."""
+    call = L.entries.get(key)
+    if call is None:
+        kernel(*args)
+        found = kernel.overloads.get(tuple(kernel.typeof_pyval(a) for a in args))
+        L.entries[key] = False if found is None else found.entry_point
+    elif call is False:  # no variant of exactly these types: the dispatcher converts
+        kernel(*args)
+    else:
+        call(*args)
+
+
 def depthwise(X, W, B, bias, Z4, L):
     """A depthwise layer (a route, see ``conv._route``): planar kernel, or channels-last
     for small output planes with many channels (``L.last``)."""
@@ -49,8 +67,8 @@ def depthwise(X, W, B, bias, Z4, L):
     z = _NO_Z4_READ[X.dtype] if Z4 is None else read_only(np.ascontiguousarray(Z4))
     if L.last:
         w_last = _weights(L, W, "depthwise", _channels_last_weights)
-        depthwise_small(X, w_last, bias, z, Z4 is not None, *L.depthwise_args, act, L.p0, L.p1,
-                        Y)
+        _call(L, ("depthwise", Z4 is not None, bias.flags.c_contiguous), depthwise_small,
+              (X, w_last, bias, z, Z4 is not None, *L.depthwise_args, act, L.p0, L.p1, Y))
         return Y
     depthwise_conv(X, _weights(L, W, "planar", np.ascontiguousarray), bias, z, Z4 is not None,
                    *L.depthwise_args, act, L.p0, L.p1, Y)
@@ -92,8 +110,9 @@ def by_dots(X, W, B, bias, Z4, L):
     w = _weights(L, W, "dots", _rows)
     if one_call(m, w.shape[1], pixels):  # small: every image in one compiled call
         z = _NO_Z4_READ[X.dtype] if Z4 is None else read_only(np.ascontiguousarray(Z4))
-        dots_images(X, w, bias, z, Z4 is not None, L.code[0], L.p0, L.p1, Y, patches,
-                    L.zero, L.dots_geo)
+        _call(L, ("dots", Z4 is not None, bias.flags.c_contiguous), dots_images,
+              (X, w, bias, z, Z4 is not None, L.code[0], L.p0, L.p1, Y, patches, L.zero,
+               L.dots_geo))
         return Y
     act = L.code[0]
     for i in range(X.shape[0]):
