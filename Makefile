@@ -85,7 +85,14 @@ test: venv browser
 	$(MAKE) --no-print-directory -j2 --output-sync=line warm test-cuda-sim test-ptx test-spec-notebooks
 	$(ONE_BLAS) $(PYTEST) $(NO_NBVAL) -n $(JOBS) --executor reference,cpu \
 		--ignore=tests/cuda/test_ptx.py tests spec_tests exercises
+	$(MAKE) --no-print-directory -j2 --output-sync=target threads-step course-notebooks-step
+
+# the last two steps side by side: the course notebooks alone keep about one core busy (a
+# few long notebooks, one kernel each); neither step compiles, both read warm's cache
+.PHONY: threads-step course-notebooks-step
+threads-step:
 	$(run-threads)
+course-notebooks-step:
 	$(run-course-notebooks)
 
 test-unit: venv warm
