@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 from onnxkit.kernels.cpu._math import NONE, RELU
-from onnxkit.kernels.cpu._threads import min_parallel, set_min_parallel
+from onnxkit.kernels.cpu._threads import DEFAULT_MIN_PARALLEL, min_parallel, set_min_parallel
 
 
 def _constant(a: np.ndarray) -> np.ndarray:
@@ -248,13 +248,16 @@ def warm(verbose: bool = True) -> float:
     os.environ["ONNXKIT_CPU_TUNE"] = "0"  # the static rule: each call takes its own path
     os.environ["ONNXKIT_CPU_NOTICE"] = "0"  # each call's line says it already
     least = min_parallel()
-    set_min_parallel(1)  # every call splits: the hand-over of its parts compiles too
     try:
-        for what, thunk in _calls():
-            t = time.perf_counter()
-            thunk()
-            if verbose:
-                print(f"  {what:22s} {time.perf_counter() - t:6.2f} s", flush=True)
+        # every call twice: split into parts (the hand-over of its parts compiles too),
+        # then as small work is run, in one call (the few-pixel products' own kernel)
+        for setting in (1, max(least, DEFAULT_MIN_PARALLEL)):
+            set_min_parallel(setting)
+            for what, thunk in _calls():
+                t = time.perf_counter()
+                thunk()
+                if verbose:
+                    print(f"  {what:22s} {time.perf_counter() - t:6.2f} s", flush=True)
     finally:
         set_min_parallel(least)
         for name, value in (("ONNXKIT_CPU_TUNE", tune), ("ONNXKIT_CPU_NOTICE", notice)):
