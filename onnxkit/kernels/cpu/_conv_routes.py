@@ -88,6 +88,8 @@ def run_winograd(X, W, B, bias, Z4, L):
 def run_winograd4(X, W, B, bias, Z4, L):
     u = _weights(L, W, "winograd4", winograd4_weights)
     return winograd4_conv(X, u, bias, Z4, L.code, L.g.begin, L.out_shape)
+
+
 def run_im2col(X, W, B, bias, Z4, L):
     """im2col (or the input as it lies) and BLAS: by row bands for the stems, else one
     product per image (pointwise layers of one group have their own routes, ``_pointwise``)."""
