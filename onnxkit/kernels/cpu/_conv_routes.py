@@ -14,6 +14,7 @@ from onnxkit.kernels.cpu._blas import matmul, with_library
 from onnxkit.kernels.cpu._buffers import empty, empty_known, read_only
 from onnxkit.kernels.cpu._depthwise import depthwise_conv, depthwise_small
 from onnxkit.kernels.cpu._dtypes import COMPILED
+from onnxkit.kernels.cpu._entry import entry_of
 from onnxkit.kernels.cpu._epilogue import epilogue_rows, residual_rows
 from onnxkit.kernels.cpu._im2col import im2col, phase_shape, phases
 from onnxkit.kernels.cpu._pixel_dots import dots_images, one_call, pixel_dots_conv
@@ -51,8 +52,7 @@ def _call(L, key, kernel, args) -> None:
     call = L.entries.get(key)
     if call is None:
         kernel(*args)
-        found = kernel.overloads.get(tuple(kernel.typeof_pyval(a) for a in args))
-        L.entries[key] = False if found is None else found.entry_point
+        L.entries[key] = entry_of(kernel, args) or False
     elif call is False:  # no variant of exactly these types: the dispatcher converts
         kernel(*args)
     else:

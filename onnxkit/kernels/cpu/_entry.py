@@ -2,6 +2,7 @@
 
     call = compiled_entry(kernel, signature)     # compiled, or loaded from the cache
     call(*args)                                  # args of exactly those types
+    call = entry_of(kernel, args)                # after a dispatcher call on args: its variant
 
 A dispatcher call types every argument to find the variant (a named tuple, as the
 activation codes are, costs about a microsecond alone). A kernel of the small paths
@@ -31,3 +32,11 @@ def compiled_entry(kernel, signature: tuple):
                 kernel._can_compile = False
         found = kernel.overloads[signature]
     return found.entry_point
+
+
+def entry_of(kernel, args: tuple):
+    """The entry point of the variant ``kernel`` holds for the types of ``args``, as its
+    dispatcher types them (compiled or loaded already: a dispatcher call made it), or
+    None where it holds none of exactly those types."""
+    found = kernel.overloads.get(tuple(kernel.typeof_pyval(a) for a in args))
+    return None if found is None else found.entry_point
